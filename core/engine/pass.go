@@ -1,0 +1,428 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+type outcome uint8
+
+const (
+	scheduled outcome = iota
+	blocked
+	currentPreempted
+)
+
+// cost is the prefix-cache credit of a request at admission.
+type cost struct{ cached, activeCached int }
+
+// Step runs one forward pass starting at now (spec §2.2). A pass that
+// schedules and emits nothing ends at now.
+func (c *Core) Step(now timing.Time) *Pass {
+	c.passID++
+	p := &c.pass
+	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0]}
+	c.tokens, c.rejected, c.ready = c.tokens[:0], c.rejected[:0], c.ready[:0]
+	c.batchCount, c.batchISL, c.batchPrefix = 0, 0, 0
+	c.fpmPrefill, c.fpmDecode = welford{}, welford{}
+	c.preempted = false
+	c.budget = c.cfg.MaxBatchedTokens
+	if c.budget == 0 {
+		c.budget = math.MaxInt
+	}
+
+	// Running requests first, in admission order.
+	for c.cursor = 0; c.cursor < len(c.running) && c.budget > 0; {
+		s := c.running[c.cursor]
+		var cs cost
+		if s.computed == 0 {
+			cs = c.prefixCost(s)
+		}
+		switch c.schedule(s, false, cs) {
+		case scheduled:
+			c.cursor++
+		case blocked:
+			c.cursor = len(c.running)
+		}
+	}
+
+	// Then the waiting queue, strictly FIFO, unless someone was preempted.
+	for !c.preempted && c.waiting.len() > 0 && (c.cfg.MaxSeqs == 0 || len(c.running) < c.cfg.MaxSeqs) {
+		s := c.waiting.front()
+		admit, cs := c.admission(s)
+		if admit == wait {
+			break
+		}
+		if admit == reject {
+			c.waiting.popFront()
+			c.kv.Release(&s.lease)
+			delete(c.ids, s.id)
+			c.rejected = append(c.rejected, Signal{ID: s.id, Completed: true, Rejected: true, Cached: -1})
+			p.Busy = true
+			continue
+		}
+		if c.schedule(s, true, cs) != scheduled {
+			break
+		}
+		p.Admissions = append(p.Admissions, Admission{ID: s.id, Reused: s.cachedPrefix})
+		if s.passTokens == 0 && c.budget == 0 {
+			break
+		}
+	}
+
+	prefill := c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
+	decode := c.emit()
+	p.Signals = append(p.Signals, c.tokens...)
+	p.Signals = append(p.Signals, c.rejected...)
+	p.End = now + prefill + decode
+	if c.events != nil {
+		p.Events = c.events.Drain()
+	}
+	c.fillFPM(p)
+	p.Metrics = c.Metrics()
+	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 {
+		p.Busy = true
+	}
+	return p
+}
+
+func (c *Core) isl() int {
+	if c.batchCount == 0 {
+		return 0
+	}
+	return c.batchISL / c.batchCount
+}
+
+func (c *Core) prefix() int {
+	if c.batchCount == 0 {
+		return 0
+	}
+	return c.batchPrefix / c.batchCount
+}
+
+// schedule decides how many tokens of s run in this pass and allocates
+// their KV (spec §2.3).
+func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
+	bs := c.cfg.BlockSize
+	cached := 0
+	if s.computed == 0 {
+		cached = cs.cached
+	}
+	before := s.computed + cached
+	promptBefore := min(before, s.promptLen)
+	remaining := s.length - before
+	promptRemaining := s.promptLen - promptBefore
+	if !c.cfg.ChunkedPrefill && promptRemaining > 0 && promptRemaining > c.budget {
+		return blocked
+	}
+	desired := min(remaining, c.budget)
+	if desired == 0 && remaining > 0 {
+		return blocked
+	}
+	after := before + desired
+	for !c.kv.Allocate(&s.lease, after, cached/bs, s.hashes) {
+		if c.cfg.Policy == TRTLLM {
+			// GUARANTEED_NO_EVICT never preempts: its admission reserved
+			// the room, so this cannot happen; schedule nothing.
+			return blocked
+		}
+		v := c.preempt()
+		if v == nil {
+			return blocked
+		}
+		if v == s {
+			return currentPreempted
+		}
+	}
+	c.kv.Finalize(&s.lease, before, after, s.hashes, s.locals)
+	promptTokens := min(after, s.promptLen) - promptBefore
+	s.pass, s.passTokens, s.passPrompt, s.passPre = c.passID, desired, promptTokens, promptBefore
+	if promptTokens > 0 {
+		c.batchCount++
+		c.batchISL += promptBefore + promptTokens
+		c.batchPrefix += promptBefore
+		c.fpmPrefill.add(float64(s.promptLen))
+		c.pass.FPM.PrefillTokens += promptTokens
+		c.pass.FPM.PrefillKVTokens += promptBefore
+	}
+	s.computed = after
+	if fromWaiting {
+		c.waiting.popFront()
+		if s.fresh {
+			s.cachedPrefix = cached
+			s.fresh = false
+		}
+		s.status = running
+		c.running = append(c.running, s)
+	}
+	c.budget -= desired
+	return scheduled
+}
+
+// preempt evicts one running request (recompute-style: its KV is released
+// and it goes to the front of the waiting queue) and returns it.
+func (c *Core) preempt() *seq {
+	if len(c.running) == 0 {
+		return nil
+	}
+	i := len(c.running) - 1
+	if c.cfg.Preemption == FIFO {
+		i = 0
+	}
+	v := c.running[i]
+	c.running = append(c.running[:i], c.running[i+1:]...)
+	if i < c.cursor {
+		c.cursor--
+	}
+	if v.pass == c.passID {
+		// Undo its work in this pass.
+		c.budget += v.passTokens
+		if v.passPrompt > 0 {
+			c.batchCount--
+			c.batchISL -= v.passPre + v.passPrompt
+			c.batchPrefix -= v.passPre
+			c.fpmPrefill.remove(float64(v.promptLen))
+			c.pass.FPM.PrefillTokens -= v.passPrompt
+			c.pass.FPM.PrefillKVTokens -= v.passPre
+		}
+		v.pass = 0
+	}
+	c.kv.Release(&v.lease)
+	v.status = preempted
+	v.computed = 0
+	v.preemptions++
+	c.preemptions++
+	c.preempted = true
+	c.waiting.pushFront(v)
+	return v
+}
+
+type decision uint8
+
+const (
+	admit decision = iota
+	wait
+	reject
+)
+
+// admission applies the capacity policy to the head of the waiting queue.
+func (c *Core) admission(s *seq) (decision, cost) {
+	bs, nb := c.cfg.BlockSize, c.cfg.NumBlocks
+	if c.cfg.Policy == TRTLLM {
+		return c.admissionTRT(s)
+	}
+	if c.cfg.MaxModelLen > 0 && s.promptLen >= c.cfg.MaxModelLen {
+		return reject, cost{}
+	}
+	known := s.knownBlocks(bs)
+	if known > nb {
+		// Fresh requests are rejected once; a preempted one that has grown
+		// past the whole pool could never run again, so it is rejected too
+		// instead of waiting forever (the reference would hang).
+		return reject, cost{}
+	}
+	cs := c.prefixCost(s)
+	available := nb - c.kv.Pool.Active()
+	needed := known - cs.activeCached/bs
+	if needed > available {
+		return wait, cs
+	}
+	return admit, cs
+}
+
+// prefixCost is the prefix-cache credit of s with vLLM's recompute rule: a
+// request that still needs logits recomputes at least its last token, so a
+// block-aligned full hit gives back its last block.
+func (c *Core) prefixCost(s *seq) cost {
+	overlap, active := c.kv.Match(s.hashes)
+	bs := c.cfg.BlockSize
+	cs := cost{cached: min(overlap*bs, s.length), activeCached: min(active*bs, s.length)}
+	if c.cfg.Policy == VLLM && !s.complete(c.cfg.MaxModelLen) {
+		maxCached := (s.length - 1) / bs * bs
+		cs.cached = min(cs.cached, maxCached)
+		cs.activeCached = min(cs.activeCached, cs.cached)
+	}
+	return cs
+}
+
+// admissionTRT is GUARANTEED_NO_EVICT (spec §2.9): a request is admitted
+// only if the pool can hold its prompt plus maximum output on top of what
+// every running request may still grow to.
+func (c *Core) admissionTRT(s *seq) (decision, cost) {
+	bs, nb := c.cfg.BlockSize, c.cfg.NumBlocks
+	full := (s.promptLen + s.maxOutput + bs - 1) / bs
+	if s.fresh && full > nb {
+		return reject, cost{}
+	}
+	overlap, active := c.kv.Match(s.hashes)
+	cs := cost{cached: min(overlap*bs, s.length), activeCached: min(active*bs, s.length)}
+	available := nb - c.kv.Pool.Active()
+	for _, r := range c.running {
+		available -= (r.promptLen+r.maxOutput+bs-1)/bs - len(r.lease.Slots)
+	}
+	if full-cs.activeCached/bs > available {
+		return wait, cs
+	}
+	return admit, cs
+}
+
+// emit samples one token for every ready request and prices the decode
+// step (spec §2.6).
+func (c *Core) emit() timing.Time {
+	p := &c.pass
+	total := 0
+	keep := c.running[:0]
+	for _, s := range c.running {
+		if s.computed < s.length {
+			keep = append(keep, s)
+			continue
+		}
+		if s.complete(c.cfg.MaxModelLen) {
+			p.Signals = append(p.Signals, Signal{ID: s.id, Completed: true, Cached: c.firstSignal(s)})
+			c.finish(s)
+			continue
+		}
+		c.ready = append(c.ready, s)
+		c.fpmDecode.add(float64(s.length))
+		total += s.length
+		keep = append(keep, s)
+	}
+	c.running = keep
+	n := len(c.ready)
+	if n == 0 {
+		return 0
+	}
+	p.FPM.DecodeRequests = n
+	p.FPM.DecodeKVTokens = total
+	d := c.cfg.Scale.Decode(c.cfg.Model, n, total, total/n, c.cfg.NumBlocks*c.cfg.BlockSize)
+	anyDone := false
+	for _, s := range c.ready {
+		var tok uint32
+		if s.planned != nil {
+			tok = s.planned[s.generated]
+		} else {
+			tok = uint32(c.rng.Uint64())
+		}
+		s.length++
+		s.generated++
+		if c.cfg.PrefixCaching {
+			s.hasher.AddOne(tok, s.addHash)
+		}
+		done := s.complete(c.cfg.MaxModelLen)
+		c.tokens = append(c.tokens, Signal{ID: s.id, Token: tok, HasToken: true, Completed: done, Cached: c.firstSignal(s)})
+		if done {
+			c.finish(s)
+			anyDone = true
+		}
+	}
+	if anyDone {
+		keep := c.running[:0]
+		for _, s := range c.running {
+			if !s.done {
+				keep = append(keep, s)
+			}
+		}
+		c.running = keep
+	}
+	return d
+}
+
+func (c *Core) firstSignal(s *seq) int {
+	if s.signaled {
+		return -1
+	}
+	s.signaled = true
+	return s.cachedPrefix
+}
+
+func (c *Core) finish(s *seq) {
+	s.done = true
+	c.kv.Release(&s.lease)
+	delete(c.ids, s.id)
+}
+
+func (c *Core) fillFPM(p *Pass) {
+	f := &p.FPM
+	f.PrefillRequests = c.batchCount
+	f.VarPrefillLength = c.fpmPrefill.variance()
+	f.VarDecodeKVTokens = c.fpmDecode.variance()
+	for i := range c.waiting.len() {
+		s := c.waiting.at(i)
+		if s.status == preempted {
+			f.QueuedDecode++
+			f.QueuedDecodeKVTokens += s.length
+		} else {
+			f.QueuedPrefill++
+			f.QueuedPrefillTokens += s.promptLen
+		}
+	}
+	f.WallTimeSecs = (p.End - p.Start).Ms() / 1000
+}
+
+// welford accumulates a population variance.
+type welford struct {
+	n        int
+	mean, m2 float64
+}
+
+func (w *welford) add(x float64) {
+	w.n++
+	d := x - w.mean
+	w.mean += d / float64(w.n)
+	w.m2 += float64(d * (x - w.mean))
+}
+
+func (w *welford) remove(x float64) {
+	if w.n <= 1 {
+		*w = welford{}
+		return
+	}
+	d := x - w.mean
+	w.mean -= d / float64(w.n-1)
+	w.m2 -= float64(d * (x - w.mean))
+	w.n--
+}
+
+func (w welford) variance() float64 {
+	if w.n == 0 {
+		return 0
+	}
+	return w.m2 / float64(w.n)
+}
+
+// deque is a FIFO with push-front, for the waiting queue.
+type deque struct {
+	buf  []*seq
+	head int
+}
+
+func (d *deque) len() int        { return len(d.buf) - d.head }
+func (d *deque) front() *seq     { return d.buf[d.head] }
+func (d *deque) at(i int) *seq   { return d.buf[d.head+i] }
+func (d *deque) pushBack(s *seq) { d.buf = append(d.buf, s) }
+
+func (d *deque) popFront() *seq {
+	s := d.buf[d.head]
+	d.buf[d.head] = nil
+	d.head++
+	if d.head == len(d.buf) {
+		d.buf, d.head = d.buf[:0], 0
+	} else if d.head > 1024 && d.head*2 > len(d.buf) {
+		n := copy(d.buf, d.buf[d.head:])
+		clear(d.buf[n:])
+		d.buf, d.head = d.buf[:n], 0
+	}
+	return s
+}
+
+func (d *deque) pushFront(s *seq) {
+	if d.head > 0 {
+		d.head--
+		d.buf[d.head] = s
+		return
+	}
+	d.buf = append(d.buf, nil)
+	copy(d.buf[1:], d.buf)
+	d.buf[0] = s
+}

@@ -1,0 +1,91 @@
+// Package kv models the KV cache of a simulated engine: token-block hashing,
+// the native physical block pool with its prefix cache and LRU eviction, and
+// the router-visible KV events it emits. It knows nothing of engines.
+package kv
+
+import (
+	"encoding/binary"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Seed is the XXH3 seed of block hashes (the reference's MOCKER_SALT_HASH,
+// also the router's default salt), so our hashes equal the reference's.
+const Seed = 1337
+
+// LocalHash is the hash of one block's tokens, serialized as little-endian
+// uint32s.
+func LocalHash(tokens []uint32) uint64 {
+	var stack [256]byte
+	var buf []byte
+	if n := 4 * len(tokens); n <= len(stack) {
+		buf = stack[:n]
+	} else {
+		buf = make([]byte, n)
+	}
+	for i, t := range tokens {
+		binary.LittleEndian.PutUint32(buf[4*i:], t)
+	}
+	return xxh3.HashSeed(buf, Seed)
+}
+
+// ChainHash is the sequence hash of a block: its parent's sequence hash and
+// its own local hash, hashed together. The first block's sequence hash is its
+// local hash.
+func ChainHash(parent, local uint64) uint64 {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], parent)
+	binary.LittleEndian.PutUint64(b[8:], local)
+	return xxh3.HashSeed(b[:], Seed)
+}
+
+// Hasher accumulates tokens and yields the local and sequence hash of every
+// block as it fills. Only full blocks are hashed.
+type Hasher struct {
+	BlockSize int
+	pending   []uint32 // tokens of the current partial block
+	last      uint64   // sequence hash of the last full block
+	blocks    int
+}
+
+// Add appends tokens, calling emit for each block that becomes full.
+func (h *Hasher) Add(tokens []uint32, emit func(local, seq uint64)) {
+	for len(tokens) > 0 {
+		if len(h.pending) == 0 && len(tokens) >= h.BlockSize {
+			// Fast path: hash a whole block straight from the input.
+			h.full(tokens[:h.BlockSize], emit)
+			tokens = tokens[h.BlockSize:]
+			continue
+		}
+		n := min(h.BlockSize-len(h.pending), len(tokens))
+		h.pending = append(h.pending, tokens[:n]...)
+		tokens = tokens[n:]
+		if len(h.pending) == h.BlockSize {
+			h.full(h.pending, emit)
+			h.pending = h.pending[:0]
+		}
+	}
+}
+
+// AddOne appends a single token.
+func (h *Hasher) AddOne(t uint32, emit func(local, seq uint64)) {
+	h.pending = append(h.pending, t)
+	if len(h.pending) == h.BlockSize {
+		h.full(h.pending, emit)
+		h.pending = h.pending[:0]
+	}
+}
+
+func (h *Hasher) full(block []uint32, emit func(local, seq uint64)) {
+	l := LocalHash(block)
+	s := l
+	if h.blocks > 0 {
+		s = ChainHash(h.last, l)
+	}
+	h.last = s
+	h.blocks++
+	emit(l, s)
+}
+
+// Pending returns the tokens of the current partial block.
+func (h *Hasher) Pending() []uint32 { return h.pending }

@@ -1,0 +1,126 @@
+package kv
+
+// Manager is the G1 manager the vLLM-shaped engines use: the native pool plus
+// the request-lease rules (prefix reuse on first allocation, finalization of
+// computed blocks, tail-first release) and router-visible KV events.
+type Manager struct {
+	Pool      *Pool
+	BlockSize int
+	Caching   bool      // prefix caching; off means every block stays private
+	Events    *EventLog // nil: publish nothing (nothing reads them)
+
+	scratch []int32
+	removed []uint64
+}
+
+// NewManager returns a manager over a fresh pool of blocks slots.
+func NewManager(blocks, blockSize int, caching bool, events *EventLog) *Manager {
+	m := &Manager{Pool: NewPool(blocks), BlockSize: blockSize, Caching: caching, Events: events}
+	if caching && events != nil {
+		m.Pool.OnRemove = func(h uint64) { m.removed = append(m.removed, h) }
+	}
+	return m
+}
+
+// Lease is the set of blocks one request holds, in block order. The first
+// `finalized` blocks are cached (findable); the rest are private.
+type Lease struct {
+	Slots     []int32
+	finalized int
+}
+
+// Match returns the resident and active prefix lengths, in blocks, of a
+// request whose full blocks have the given sequence hashes.
+func (m *Manager) Match(seq []uint64) (overlap, active int) {
+	if !m.Caching {
+		return 0, 0
+	}
+	return m.Pool.MatchPrefix(seq)
+}
+
+// Allocate grows the lease to cover tokens tokens. On the lease's first
+// allocation the leading prefixBlocks blocks reuse resident copies of seq.
+// It is all-or-nothing and reports false when the pool cannot make room.
+func (m *Manager) Allocate(l *Lease, tokens, prefixBlocks int, seq []uint64) bool {
+	target := (tokens + m.BlockSize - 1) / m.BlockSize
+	have := len(l.Slots)
+	if target <= have {
+		return true
+	}
+	prefix := m.scratch[:0]
+	if have == 0 && m.Caching {
+		for _, h := range seq[:min(prefixBlocks, target)] {
+			c, ok := m.Pool.Lookup(h)
+			if !ok {
+				break
+			}
+			prefix = append(prefix, c)
+		}
+	}
+	m.scratch = prefix
+	fresh := target - have - len(prefix)
+	if !m.Pool.Reserve(prefix, fresh) {
+		return false
+	}
+	m.flushRemoved()
+	for _, c := range prefix {
+		m.Pool.Acquire(c)
+		l.Slots = append(l.Slots, c)
+	}
+	l.finalized += len(prefix)
+	for range fresh {
+		l.Slots = append(l.Slots, m.Pool.AllocatePrivate())
+	}
+	return true
+}
+
+// Finalize makes every block that became fully computed when the request's
+// computed tokens went from before to after findable by hash, emitting a
+// Stored event for hashes that became visible (grouped per run).
+func (m *Manager) Finalize(l *Lease, before, after int, seq, local []uint64) {
+	if !m.Caching {
+		return
+	}
+	from := max(before/m.BlockSize, l.finalized)
+	to := after / m.BlockSize
+	var ev *Event
+	for i := from; i < to; i++ {
+		first := m.Pool.CachePrivate(l.Slots[i], seq[i])
+		if m.Events == nil {
+			continue
+		}
+		if !first {
+			ev = nil // an already visible block breaks the group
+			continue
+		}
+		if ev == nil {
+			ev = m.Events.add(Stored)
+			if i > 0 {
+				ev.Parent, ev.HasParent = seq[i-1], true
+			}
+		}
+		ev.Blocks = append(ev.Blocks, StoredBlock{BlockHash: seq[i], TokensHash: local[i]})
+	}
+	if to > l.finalized {
+		l.finalized = to
+	}
+}
+
+// Release returns every block of the lease, last block first, so a finished
+// request's suffix enters the LRU before its prefix and is evicted first.
+func (m *Manager) Release(l *Lease) {
+	for i := len(l.Slots) - 1; i >= 0; i-- {
+		m.Pool.Release(l.Slots[i])
+	}
+	l.Slots = l.Slots[:0]
+	l.finalized = 0
+}
+
+func (m *Manager) flushRemoved() {
+	if len(m.removed) == 0 {
+		return
+	}
+	ev := m.Events.add(Removed)
+	ev.Removed = append(ev.Removed, m.removed...)
+	m.removed = m.removed[:0]
+}

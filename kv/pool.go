@@ -1,0 +1,254 @@
+package kv
+
+// Pool is the native physical block pool (spec §4.3): capacity slots, each
+// free, private (owned by one request, not findable) or cached (findable by
+// sequence hash, with reference and pin counts). A cached copy nobody
+// references or pins is inactive and sits in an LRU list; evictions take the
+// LRU head. Several copies may carry one hash (two requests computing the
+// same tail at once); the first is the primary used for lookups and a hash is
+// removed only when its last copy goes.
+//
+// All operations are O(1) except eviction, which is O(evicted), and lookups
+// of duplicate copies, which walk the (short) copy chain.
+type Pool struct {
+	slots    []slot
+	free     []int32 // stack of free slot ids
+	reserved int     // slots promised to reservations, not yet allocated
+	head     int32   // LRU head (oldest inactive), -1 if empty
+	tail     int32
+	inactive int
+	primary  map[uint64]int32
+
+	// OnRemove, if set, is called with each hash whose last copy was
+	// evicted, in eviction order.
+	OnRemove func(hash uint64)
+}
+
+type slotState uint8
+
+const (
+	slotFree slotState = iota
+	slotPrivate
+	slotCached
+)
+
+type slot struct {
+	hash       uint64
+	refs, pins int32
+	prev, next int32 // LRU links
+	nextCopy   int32 // next copy of the same hash
+	state      slotState
+	inLRU      bool
+}
+
+// NewPool returns a pool of capacity slots.
+func NewPool(capacity int) *Pool {
+	p := &Pool{
+		slots:   make([]slot, capacity),
+		free:    make([]int32, capacity),
+		head:    -1,
+		tail:    -1,
+		primary: make(map[uint64]int32),
+	}
+	for i := range p.free {
+		// Pop order: slot 0 first.
+		p.free[i] = int32(capacity - 1 - i)
+	}
+	return p
+}
+
+// Capacity is the number of slots.
+func (p *Pool) Capacity() int { return len(p.slots) }
+
+// Free is the number of slots neither occupied nor reserved.
+func (p *Pool) Free() int { return len(p.free) - p.reserved }
+
+// Active is the number of slots in use by requests: occupied slots that are
+// not inactive, plus reserved ones.
+func (p *Pool) Active() int {
+	return len(p.slots) - len(p.free) - p.inactive + p.reserved
+}
+
+// Inactive is the number of cached copies in the LRU list.
+func (p *Pool) Inactive() int { return p.inactive }
+
+// Lookup returns the primary copy of hash.
+func (p *Pool) Lookup(hash uint64) (copy int32, ok bool) {
+	c, ok := p.primary[hash]
+	return c, ok
+}
+
+// IsActive reports whether a copy is referenced or pinned.
+func (p *Pool) IsActive(copy int32) bool {
+	s := &p.slots[copy]
+	return s.refs > 0 || s.pins > 0
+}
+
+// MatchPrefix walks hashes from the first block and returns how many leading
+// blocks are resident and how many of those are active.
+func (p *Pool) MatchPrefix(hashes []uint64) (overlap, active int) {
+	for _, h := range hashes {
+		c, ok := p.primary[h]
+		if !ok {
+			break
+		}
+		overlap++
+		if p.IsActive(c) {
+			active++
+		}
+	}
+	return overlap, active
+}
+
+// Reserve atomically pins the given resident prefix copies and reserves fresh
+// new slots, evicting inactive copies (never the pinned ones) from the LRU
+// head as needed. It fails without side effects when there is not enough
+// room.
+func (p *Pool) Reserve(prefix []int32, fresh int) bool {
+	if fresh > p.Free() {
+		evictable := p.inactive
+		for _, c := range prefix {
+			if s := &p.slots[c]; s.inLRU {
+				evictable--
+			}
+		}
+		if fresh > p.Free()+evictable {
+			return false
+		}
+	}
+	for _, c := range prefix {
+		s := &p.slots[c]
+		if s.inLRU {
+			p.unlink(c)
+		}
+		s.pins++
+	}
+	for fresh > p.Free() {
+		p.evict(p.head)
+	}
+	p.reserved += fresh
+	return true
+}
+
+// Cancel undoes a reservation: unpins the prefix copies in reverse order (so
+// leaves become older LRU entries than their parents) and returns unused
+// reserved slots.
+func (p *Pool) Cancel(prefix []int32, unused int) {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		p.unpin(prefix[i])
+	}
+	p.reserved -= unused
+}
+
+// Acquire turns a pin taken by Reserve into a reference.
+func (p *Pool) Acquire(copy int32) {
+	s := &p.slots[copy]
+	s.pins--
+	s.refs++
+}
+
+// AllocatePrivate consumes one reserved slot as a private copy.
+func (p *Pool) AllocatePrivate() int32 {
+	p.reserved--
+	c := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	p.slots[c] = slot{state: slotPrivate, refs: 1, prev: -1, next: -1, nextCopy: -1}
+	return c
+}
+
+// CachePrivate makes a private copy findable under hash, with one reference.
+// It reports whether this is the first copy of the hash, i.e. whether the
+// hash just became visible to routers.
+func (p *Pool) CachePrivate(copy int32, hash uint64) (first bool) {
+	s := &p.slots[copy]
+	s.state = slotCached
+	s.hash = hash
+	s.nextCopy = -1
+	c, ok := p.primary[hash]
+	if !ok {
+		p.primary[hash] = copy
+		return true
+	}
+	for p.slots[c].nextCopy >= 0 {
+		c = p.slots[c].nextCopy
+	}
+	p.slots[c].nextCopy = copy
+	return false
+}
+
+// Release drops one reference. A private copy is freed at once; a cached copy
+// with no references or pins left goes to the LRU tail.
+func (p *Pool) Release(copy int32) {
+	s := &p.slots[copy]
+	if s.state == slotPrivate {
+		s.state = slotFree
+		p.free = append(p.free, copy)
+		return
+	}
+	s.refs--
+	if s.refs == 0 && s.pins == 0 {
+		p.pushTail(copy)
+	}
+}
+
+func (p *Pool) unpin(c int32) {
+	s := &p.slots[c]
+	s.pins--
+	if s.refs == 0 && s.pins == 0 {
+		p.pushTail(c)
+	}
+}
+
+func (p *Pool) pushTail(c int32) {
+	s := &p.slots[c]
+	s.prev, s.next, s.inLRU = p.tail, -1, true
+	if p.tail >= 0 {
+		p.slots[p.tail].next = c
+	} else {
+		p.head = c
+	}
+	p.tail = c
+	p.inactive++
+}
+
+func (p *Pool) unlink(c int32) {
+	s := &p.slots[c]
+	if s.prev >= 0 {
+		p.slots[s.prev].next = s.next
+	} else {
+		p.head = s.next
+	}
+	if s.next >= 0 {
+		p.slots[s.next].prev = s.prev
+	} else {
+		p.tail = s.prev
+	}
+	s.prev, s.next, s.inLRU = -1, -1, false
+	p.inactive--
+}
+
+// evict frees an inactive cached copy.
+func (p *Pool) evict(c int32) {
+	p.unlink(c)
+	s := &p.slots[c]
+	h := s.hash
+	if first := p.primary[h]; first == c {
+		if s.nextCopy >= 0 {
+			p.primary[h] = s.nextCopy
+		} else {
+			delete(p.primary, h)
+			if p.OnRemove != nil {
+				p.OnRemove(h)
+			}
+		}
+	} else {
+		for q := first; q >= 0; q = p.slots[q].nextCopy {
+			if p.slots[q].nextCopy == c {
+				p.slots[q].nextCopy = s.nextCopy
+				break
+			}
+		}
+	}
+	s.state = slotFree
+	p.free = append(p.free, c)
+}
