@@ -3,20 +3,348 @@
 // bucketed time series for plots, and optional per-request records.
 package report
 
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dynosim/dynosim-web/timing"
+)
+
 // Report is the result of one prediction.
 type Report struct {
-	Summary map[string]float64 `json:"summary"`
+	Summary       map[string]float64 `json:"summary"`
+	Workers       []WorkerStats      `json:"workers"`
+	Distributions Distributions      `json:"distributions"`
+	TimeSeries    TimeSeries         `json:"timeseries"`
+	Coverage      Coverage           `json:"coverage"`
+
+	requests []RequestRecord
 }
 
-// JSON renders the report deterministically (sorted keys, fixed layout).
-func (r *Report) JSON() ([]byte, error) { return nil, nil }
+// WorkerStats are per-worker counters.
+type WorkerStats struct {
+	Worker          int     `json:"worker"`
+	Requests        int     `json:"requests"`
+	OutputTokens    int     `json:"output_tokens"`
+	Passes          int     `json:"passes"`
+	BusyMs          float64 `json:"busy_ms"`
+	Preemptions     int     `json:"preemptions"`
+	PeakActiveBlock int     `json:"peak_active_blocks"`
+	TotalBlocks     int     `json:"total_blocks"`
+}
+
+// Distributions hold values at 0%, 1%, …, 100% of the latency
+// distributions, for CDF plots.
+type Distributions struct {
+	TTFTMs []float64 `json:"ttft_ms"`
+	ITLMs  []float64 `json:"itl_ms"`
+	E2EMs  []float64 `json:"e2e_latency_ms"`
+}
+
+// Coverage says what the report holds.
+type Coverage struct {
+	CapturePerRequest bool `json:"capture_per_request"`
+	PerRequestRecords int  `json:"per_request_records"`
+}
+
+// RequestRecord is one line of requests.jsonl.
+type RequestRecord struct {
+	UUID                  uint64  `json:"uuid"`
+	ArrivalTimeMs         float64 `json:"arrival_time_ms"`
+	FirstAdmitMs          float64 `json:"first_admit_ms"`
+	FirstTokenMs          float64 `json:"first_token_ms"`
+	LastTokenMs           float64 `json:"last_token_ms"`
+	TTFTMs                float64 `json:"ttft_ms"`
+	TTSTMs                float64 `json:"ttst_ms"`
+	ITLMs                 float64 `json:"itl_ms"`
+	E2ELatencyMs          float64 `json:"e2e_latency_ms"`
+	InputLength           int     `json:"input_length"`
+	RequestedOutputLength int     `json:"requested_output_length"`
+	OutputLength          int     `json:"output_length"`
+	ReusedInputTokens     int     `json:"reused_input_tokens"`
+	Worker                int     `json:"worker"`
+	TerminalStatus        string  `json:"terminal_status"`
+}
+
+// SLA bounds for goodput; zero fields are unset.
+type SLA struct{ TTFTMs, ITLMs, E2EMs float64 }
+
+// RunInfo is what the driver knows beyond the per-request records.
+type RunInfo struct {
+	Workers       []WorkerStats
+	GPUsPerWorker int
+	ClockEnd      timing.Time // virtual time when the replay stopped
+	SLA           SLA
+}
+
+// Build renders the report.
+func Build(c *Collector, info RunInfo) *Report {
+	var (
+		completed, inTok, outTok, reused, firstReused, allInput int
+		good, goodTok                                           int
+		ttft, ttst, tpot, e2e                                   []float64
+		duration                                                timing.Time
+	)
+	r := &Report{Workers: info.Workers, Coverage: Coverage{CapturePerRequest: c.capture}}
+	for i := range c.recs {
+		q := &c.recs[i]
+		if c.capture {
+			r.requests = append(r.requests, q.record(uint64(i+1)))
+		}
+		if q.status != Completed {
+			continue
+		}
+		completed++
+		inTok += int(q.input)
+		outTok += int(q.tokens)
+		duration = max(duration, q.term)
+		if q.admitted {
+			reused += int(q.reused)
+			firstReused += int(q.firstReused)
+		}
+		allInput += int(q.input)
+		if q.tokens == 0 {
+			if info.SLA.E2EMs > 0 && info.SLA.TTFTMs == 0 && info.SLA.ITLMs == 0 {
+				good++
+			}
+			continue
+		}
+		tf := max(q.first-q.arrival, 0).Ms()
+		el := max(q.last-q.arrival, 0).Ms()
+		ttft = append(ttft, tf)
+		e2e = append(e2e, el)
+		if q.tokens >= 2 {
+			ttst = append(ttst, (q.second - q.first).Ms())
+			tpot = append(tpot, (q.last-q.first).Ms()/float64(q.tokens-1))
+		}
+		if info.SLA.good(tf, el, int(q.tokens)) {
+			good++
+			goodTok += int(q.tokens)
+		}
+	}
+	r.Coverage.PerRequestRecords = len(r.requests)
+	durS := max(duration.Ms()/1000, 1e-9)
+	s := map[string]float64{
+		"num_requests":                              float64(len(c.recs)),
+		"completed_requests":                        float64(completed),
+		"total_input_tokens":                        float64(inTok),
+		"total_output_tokens":                       float64(outTok),
+		"duration_ms":                               duration.Ms(),
+		"wall_time_ms":                              0,
+		"request_throughput_rps":                    float64(completed) / durS,
+		"input_throughput_tok_s":                    float64(inTok) / durS,
+		"output_throughput_tok_s":                   float64(outTok) / durS,
+		"total_throughput_tok_s":                    float64(inTok+outTok) / durS,
+		"prefill_worker_seconds":                    0,
+		"prefill_gpus_per_worker":                   0,
+		"decode_gpus_per_worker":                    float64(info.GPUsPerWorker),
+		"processed_tokens":                          float64(inTok + outTok),
+		"processed_tokens_per_s":                    0,
+		"processed_output_tokens_per_s":             0,
+		"prefix_cache_reused_ratio":                 ratio(reused, allInput),
+		"first_admission_prefix_cache_reused_ratio": ratio(firstReused, allInput),
+	}
+	ws := float64(len(info.Workers)) * info.ClockEnd.Ms() / 1000
+	s["decode_worker_seconds"] = ws
+	s["gpu_hours"] = ws * float64(info.GPUsPerWorker) / 3600
+	preempt := 0
+	for _, w := range info.Workers {
+		preempt += w.Preemptions
+	}
+	s["num_preemptions"] = float64(preempt)
+	if info.SLA != (SLA{}) {
+		s["goodput_completed_requests"] = float64(good)
+		s["goodput_request_throughput_rps"] = float64(good) / durS
+		s["goodput_output_throughput_tok_s"] = float64(goodTok) / durS
+	}
+	ttftD, e2eD := exactDist(ttft), exactDist(e2e)
+	put(s, "ttft", "_ms", ttftD)
+	put(s, "ttst", "_ms", exactDist(ttst))
+	put(s, "tpot", "_ms", exactDist(tpot))
+	put(s, "e2e_latency", "_ms", e2eD)
+	put(s, "itl", "_ms", sketchDist(c.itlStats, &c.itl))
+	put(s, "output_token_throughput_per_user", "", sketchDist(c.puStats, &c.perUser))
+	r.Summary = s
+
+	qs := make([]float64, 101)
+	for i := range qs {
+		qs[i] = float64(i) / 100
+	}
+	r.Distributions = Distributions{
+		TTFTMs: sortedQuantiles(ttft, qs),
+		ITLMs:  c.itl.quantiles(c.itlStats.n, qs),
+		E2EMs:  sortedQuantiles(e2e, qs),
+	}
+	r.TimeSeries = c.Series.render()
+	return r
+}
+
+func (sla SLA) good(ttft, e2e float64, tokens int) bool {
+	if sla.E2EMs > 0 && e2e > sla.E2EMs {
+		return false
+	}
+	if sla.TTFTMs > 0 && ttft > sla.TTFTMs {
+		return false
+	}
+	if sla.ITLMs > 0 && tokens > 1 && (e2e-ttft)/float64(tokens-1) > sla.ITLMs {
+		return false
+	}
+	return true
+}
+
+// sortedQuantiles reads quantiles of already sorted samples (exactDist sorted them).
+func sortedQuantiles(xs []float64, qs []float64) []float64 {
+	out := make([]float64, len(qs))
+	if len(xs) == 0 {
+		return out
+	}
+	for i, q := range qs {
+		out[i] = xs[int(math.Round(float64(len(xs)-1)*q))]
+	}
+	return out
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func put(s map[string]float64, name, unit string, d dist) {
+	s["mean_"+name+unit] = d.mean
+	s["min_"+name+unit] = d.min
+	s["max_"+name+unit] = d.max
+	s["std_"+name+unit] = d.std
+	s["median_"+name+unit] = d.pct[0]
+	s["p75_"+name+unit] = d.pct[1]
+	s["p90_"+name+unit] = d.pct[2]
+	s["p95_"+name+unit] = d.pct[3]
+	s["p99_"+name+unit] = d.pct[4]
+}
+
+func (q *record) record(id uint64) RequestRecord {
+	rr := RequestRecord{
+		UUID: id, ArrivalTimeMs: q.arrival.Ms(), InputLength: int(q.input),
+		RequestedOutputLength: int(q.requested), OutputLength: int(q.tokens),
+		ReusedInputTokens: int(q.reused), Worker: int(q.worker),
+		TerminalStatus: [...]string{"unfinished", "completed", "rejected"}[q.status],
+	}
+	if q.admitted {
+		rr.FirstAdmitMs = q.firstAdmit.Ms()
+	}
+	if q.tokens > 0 {
+		rr.FirstTokenMs, rr.LastTokenMs = q.first.Ms(), q.last.Ms()
+		rr.TTFTMs = max(q.first-q.arrival, 0).Ms()
+		rr.E2ELatencyMs = max(q.last-q.arrival, 0).Ms()
+	}
+	if q.tokens > 1 {
+		rr.TTSTMs = (q.second - q.first).Ms()
+		rr.ITLMs = (q.last - q.first).Ms() / float64(q.tokens-1)
+	}
+	return rr
+}
+
+// WallClockKeys are the summary keys that depend on the machine, not the inputs.
+var WallClockKeys = []string{"wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"}
 
 // SetWallTime records the simulator's wall-clock time (measured by the front
 // end; the core never reads the clock) and the rates derived from it.
-func (r *Report) SetWallTime(ms float64) {}
+func (r *Report) SetWallTime(ms float64) {
+	r.Summary["wall_time_ms"] = ms
+	if ms > 0 {
+		r.Summary["processed_tokens_per_s"] = r.Summary["processed_tokens"] / (ms / 1000)
+		r.Summary["processed_output_tokens_per_s"] = r.Summary["total_output_tokens"] / (ms / 1000)
+	}
+}
 
-// Table renders the AIPerf-style console table.
-func (r *Report) Table() string { return "" }
+// JSON renders the report deterministically: struct fields in declaration
+// order, map keys sorted, shortest round-trip floats.
+func (r *Report) JSON() ([]byte, error) {
+	for k, v := range r.Summary {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("report: summary %s is not finite", k)
+		}
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return append(b, '\n'), nil
+}
 
 // RequestsJSONL renders the per-request records (empty unless captured).
-func (r *Report) RequestsJSONL() []byte { return nil }
+func (r *Report) RequestsJSONL() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for i := range r.requests {
+		_ = enc.Encode(&r.requests[i]) // plain structs of numbers cannot fail
+	}
+	return b.Bytes()
+}
+
+// Table renders the AIPerf-style console table (spec §8.8).
+func (r *Report) Table() string {
+	s := r.Summary
+	var b strings.Builder
+	const title = "NVIDIA AIPerf | LLM Metrics"
+	cols := []string{"avg", "min", "max", "p99", "p90", "p75", "std"}
+	const labelW, colW = 34, 12
+	line := strings.Repeat("─", labelW+colW*len(cols))
+	fmt.Fprintf(&b, "%s\n%s\n%-*s", title, line, labelW, "Metric")
+	for _, c := range cols {
+		fmt.Fprintf(&b, "%*s", colW, c)
+	}
+	b.WriteString("\n" + line + "\n")
+	rows := []struct{ label, key, unit string }{
+		{"Time to First Token (ms)", "ttft", "_ms"},
+		{"Time to Second Token (ms)", "ttst", "_ms"},
+		{"Request Latency (ms)", "e2e_latency", "_ms"},
+		{"Inter Token Latency (ms)", "itl", "_ms"},
+		{"Output Token Throughput Per User", "output_token_throughput_per_user", ""},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(&b, "%-*s", labelW, row.label)
+		for _, c := range []string{"mean", "min", "max", "p99", "p90", "p75", "std"} {
+			fmt.Fprintf(&b, "%*s", colW, num(s[c+"_"+row.key+row.unit]))
+		}
+		b.WriteString("\n")
+	}
+	single := []struct{ label, key string }{
+		{"Output Token Throughput (tokens/sec)", "output_throughput_tok_s"},
+		{"Request Throughput (requests/sec)", "request_throughput_rps"},
+		{"Request Count (requests)", "num_requests"},
+	}
+	for _, row := range single {
+		fmt.Fprintf(&b, "%-*s%*s\n", labelW, row.label, colW, num(s[row.key]))
+	}
+	b.WriteString(line + "\n")
+	fmt.Fprintf(&b, "Completed / Rejected+Unfinished: %s / %s   Preemptions: %s\n",
+		num(s["completed_requests"]), num(s["num_requests"]-s["completed_requests"]), num(s["num_preemptions"]))
+	fmt.Fprintf(&b, "Simulated duration (ms): %s   Wall Time (ms): %s\n", num(s["duration_ms"]), num(s["wall_time_ms"]))
+	fmt.Fprintf(&b, "Prefix cache reused ratio: %.4f   First-admission reused ratio: %.4f\n",
+		s["prefix_cache_reused_ratio"], s["first_admission_prefix_cache_reused_ratio"])
+	return b.String()
+}
+
+// num formats like Python's {:,.2f}.
+func num(v float64) string {
+	neg := v < 0
+	str := fmt.Sprintf("%.2f", math.Abs(v))
+	intPart, frac, _ := strings.Cut(str, ".")
+	var out []byte
+	for i, ch := range []byte(intPart) {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, ch)
+	}
+	res := string(out) + "." + frac
+	if neg {
+		res = "-" + res
+	}
+	return res
+}

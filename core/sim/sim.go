@@ -6,8 +6,16 @@ package sim
 
 import (
 	"errors"
+	"fmt"
+	"path"
+	"strings"
 
+	"github.com/dynosim/dynosim-web/core/config"
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/replay"
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/workload"
+	"github.com/dynosim/dynosim-web/timing"
 )
 
 // Inputs are the raw inputs of one prediction.
@@ -44,10 +52,201 @@ type Progress struct {
 }
 
 // ErrCanceled is returned when the progress callback asks to stop.
-var ErrCanceled = errors.New("canceled")
+var ErrCanceled = replay.ErrCanceled
+
+// ErrTooLarge wraps errors caused by Inputs.Limits.
+var ErrTooLarge = errors.New("run too large")
 
 // Predict runs one prediction. progress may be nil; when it returns false the
 // run stops with ErrCanceled.
 func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
-	return nil, errors.New("not implemented yet")
+	name := in.ConfigName
+	if name == "" {
+		name = "config"
+	}
+	cfg, err := config.Parse(name, in.Config, in.Sets)
+	if err != nil {
+		return nil, err
+	}
+	if in.Trace != nil {
+		cfg.Traffic.Source.Type = "trace"
+		if cfg.Traffic.Load.Type == "poisson" || cfg.Traffic.Load.Type == "constant_rate" {
+			cfg.Traffic.Load.Type = ""
+		}
+	}
+	wl, err := loadWorkload(&cfg, in)
+	if err != nil {
+		return nil, err
+	}
+	total := wl.Requests()
+	if cfg.Traffic.Stop.Requests > 0 {
+		total = min(total, cfg.Traffic.Stop.Requests)
+	}
+	if in.Limits.MaxRequests > 0 && total > in.Limits.MaxRequests {
+		return nil, fmt.Errorf("%w: %d requests, this service runs at most %d (use the CLI or the page for large runs)", ErrTooLarge, total, in.Limits.MaxRequests)
+	}
+	role := &cfg.Engine.Workers.Aggregated
+	ecfg, err := engineConfig(&cfg, role)
+	if err != nil {
+		return nil, err
+	}
+	workers := make([]*engine.Worker, role.Parallelism.Replicas)
+	for i := range workers {
+		wc := ecfg
+		wc.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(i)*1024
+		if workers[i], err = engine.NewWorker(wc, role.Parallelism.AttentionData); err != nil {
+			return nil, fmt.Errorf("%s: engine.workers.aggregated: %w", name, err)
+		}
+	}
+	var router replay.Router = replay.NewRoundRobin(len(workers), role.Parallelism.AttentionData)
+	if cfg.Router.Policy == "random" {
+		router = replay.NewRandom(len(workers), role.Parallelism.AttentionData, cfg.Execution.Seed)
+	}
+	opt := replay.Options{
+		Load:        loadOf(&cfg),
+		MaxRequests: cfg.Traffic.Stop.Requests,
+		MaxTime:     timing.FromMs(cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000),
+		MaxPasses:   in.Limits.MaxPasses,
+		Seed:        cfg.Traffic.Load.Seed,
+		Capture:     in.CapturePerRequest,
+		SLA:         report.SLA(cfg.Evaluation.SLA),
+		GPUs:        role.GPUs(),
+	}
+	if progress != nil {
+		opt.Progress = func(ms float64, done, total int) bool {
+			return progress(Progress{SimTimeMs: ms, Done: done, Total: total})
+		}
+	}
+	rep, err := replay.Run(wl, workers, router, opt)
+	if err != nil && strings.HasPrefix(err.Error(), "run too large") {
+		return nil, fmt.Errorf("%w: %s", ErrTooLarge, strings.TrimPrefix(err.Error(), "run too large: "))
+	}
+	return rep, err
+}
+
+func loadWorkload(cfg *config.Config, in Inputs) (*workload.Workload, error) {
+	src := &cfg.Traffic.Source
+	if src.Type == "synthetic" {
+		n := cfg.Traffic.Stop.Requests
+		if n == 0 {
+			n = 100
+			cfg.Traffic.Stop.Requests = n
+		}
+		return workload.Synthetic(n, src.InputTokens, src.OutputTokens)
+	}
+	type file struct {
+		name string
+		data []byte
+	}
+	var files []file
+	if in.Trace != nil {
+		n := in.TraceName
+		if n == "" {
+			n = "trace"
+		}
+		files = append(files, file{n, in.Trace})
+	} else {
+		for i, p := range src.Paths {
+			if in.ReadFile == nil {
+				return nil, fmt.Errorf("traffic.source.paths[%d]: %s: no file access here; upload the trace instead", i, p)
+			}
+			data, err := in.ReadFile(p)
+			if err != nil {
+				return nil, fmt.Errorf("traffic.source.paths[%d]: %w", i, err)
+			}
+			files = append(files, file{path.Base(p), data})
+		}
+	}
+	var wl *workload.Workload
+	for _, f := range files {
+		format := src.Format
+		switch strings.ToLower(path.Ext(f.name)) {
+		case ".csv":
+			format = "azure"
+		case ".jsonl", ".json":
+			format = "mooncake"
+		}
+		var w *workload.Workload
+		var err error
+		if format == "azure" {
+			w, err = workload.ReadAzure(f.name, f.data)
+		} else {
+			w, err = workload.ReadMooncake(f.name, f.data, src.BlockSize)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if wl == nil {
+			wl = w
+		} else if err := wl.Merge(w); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Traffic.Load.Type != "concurrency" {
+		if err := wl.Speedup(cfg.Traffic.Load.Speedup); err != nil {
+			return nil, err
+		}
+	}
+	return wl, nil
+}
+
+func loadOf(cfg *config.Config) replay.Load {
+	l := cfg.Traffic.Load
+	switch l.Type {
+	case "concurrency":
+		return replay.Load{Kind: replay.Concurrency, Concurrency: l.Concurrency}
+	case "poisson":
+		return replay.Load{Kind: replay.Poisson, RatePerSec: l.RequestsPerSecond}
+	case "constant_rate":
+		rate := l.RequestsPerSecond
+		if l.IntervalMs > 0 {
+			rate = 1000 / l.IntervalMs
+		}
+		return replay.Load{Kind: replay.ConstantRate, RatePerSec: rate}
+	case "trace_timestamps":
+		return replay.Load{Kind: replay.TraceTimestamps}
+	}
+	if cfg.Traffic.Source.Type == "trace" {
+		return replay.Load{Kind: replay.TraceTimestamps}
+	}
+	return replay.Load{Kind: replay.Concurrency, Concurrency: l.Concurrency}
+}
+
+func engineConfig(cfg *config.Config, role *config.Role) (engine.Config, error) {
+	const p = "engine.workers.aggregated"
+	backend := cfg.Engine.Backend
+	ec := engine.Config{
+		BlockSize:        role.BlockSize(backend),
+		NumBlocks:        role.KVCache.Capacity.Blocks,
+		MaxBatchedTokens: role.Scheduler.MaxBatchedTokens,
+		MaxSeqs:          role.Scheduler.MaxSequences,
+		ChunkedPrefill:   role.Scheduler.ChunkedPrefill,
+		PrefixCaching:    role.KVCache.PrefixCaching,
+		MaxModelLen:      role.Scheduler.MaxModelLen,
+		Scale:            timing.Scale{Speedup: role.Timing.Speedup, DecodeSpeedup: role.Timing.DecodeSpeedup},
+	}
+	switch backend {
+	case "trtllm":
+		ec.Policy = engine.TRTLLM
+	case "sglang":
+		return ec, fmt.Errorf("engine.backend: sglang is not simulated yet; use vllm or trtllm")
+	}
+	if role.Scheduler.Preemption == "fifo" {
+		ec.Preemption = engine.FIFO
+	}
+	if role.KVCache.G1Backend == "kvbm" {
+		return ec, fmt.Errorf("%s.kv_cache.g1_backend: kvbm is not simulated yet; use native", p)
+	}
+	if role.KVCache.Capacity.Type != "fixed" || role.KVCache.Capacity.Blocks < 1 {
+		return ec, fmt.Errorf("%s.kv_cache.capacity: only {type: fixed, blocks: N} is supported yet", p)
+	}
+	switch role.Timing.Type {
+	case "polynomial":
+		ec.Model = timing.Polynomial{}
+	case "fixed":
+		ec.Model = timing.Fixed{Prefill: role.Timing.PrefillMs, Decode: role.Timing.DecodeMs}
+	default:
+		return ec, fmt.Errorf("%s.timing.type: %s is not available yet; use polynomial or fixed", p, role.Timing.Type)
+	}
+	return ec, nil
 }

@@ -1,0 +1,203 @@
+// Command dynosim is the DynoSim Web CLI: predict runs one simulated
+// serving configuration over a workload and reports TTFT, ITL, throughput,
+// cache reuse and preemptions; serve serves the web page; convert-profile
+// turns profiler results into a timing profile.
+package main
+
+import (
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/sim"
+)
+
+//go:embed default.yaml
+var defaultConfig []byte
+
+//go:embed sample.jsonl
+var sampleTrace []byte
+
+const usage = `usage: dynosim <command> [flags]
+
+commands:
+  predict          run one prediction (no -c: embedded default config and sample trace)
+  serve            serve the web page (--addr 127.0.0.1:8080)
+  convert-profile  convert a profiler results folder to a timing profile (.npz)
+
+run 'dynosim <command> -h' for the flags of a command.
+`
+
+// usageError marks errors that should print usage.
+type usageError struct{ error }
+
+func main() {
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if err == nil {
+		return
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	fmt.Fprintf(os.Stderr, "dynosim: %s\n", oneLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprint(os.Stderr, usage)
+	}
+	os.Exit(2)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{errors.New("missing command")}
+	}
+	switch args[0] {
+	case "predict":
+		return runPredict(args[1:], stdout, stderr)
+	case "serve":
+		return runServe(args[1:])
+	case "convert-profile":
+		return runConvertProfile(args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return usageError{fmt.Errorf("unknown command %q", args[0])}
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func runPredict(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgPath   = fs.String("c", "", "config `FILE` (YAML); default: the embedded default")
+		tracePath = fs.String("trace", "", "trace `FILE` (.jsonl Mooncake, .csv Azure); overrides traffic.source.paths")
+		profile   = fs.String("profile", "", "timing profile `FILE.npz`; selects profile timing")
+		format    = fs.String("format", "table", "output `format`: table or json")
+		outDir    = fs.String("output-dir", "", "write prediction.json (and requests.jsonl) to `DIR`")
+		capture   = fs.Bool("capture-per-request", false, "also write requests.jsonl (with --output-dir)")
+		sets      multiFlag
+	)
+	fs.Var(&sets, "set", "override `PATH=VALUE` (repeatable, left to right)")
+	fs.StringVar(cfgPath, "config", "", "same as -c")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("predict: unexpected argument %q", fs.Arg(0))}
+	}
+	if *format != "table" && *format != "json" {
+		return usageError{fmt.Errorf("--format: must be table or json, got %q", *format)}
+	}
+
+	in := sim.Inputs{Sets: sets, CapturePerRequest: *capture}
+	if *cfgPath == "" {
+		in.Config, in.ConfigName = defaultConfig, "default.yaml"
+		in.ReadFile = func(p string) ([]byte, error) {
+			if p == "sample.jsonl" {
+				return sampleTrace, nil
+			}
+			return readFile(p)
+		}
+	} else {
+		data, err := readFile(*cfgPath)
+		if err != nil {
+			return err
+		}
+		in.Config, in.ConfigName = data, filepath.Base(*cfgPath)
+		dir := filepath.Dir(*cfgPath)
+		in.ReadFile = func(p string) ([]byte, error) {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			return readFile(p)
+		}
+	}
+	if *tracePath != "" {
+		data, err := readFile(*tracePath)
+		if err != nil {
+			return err
+		}
+		in.Trace, in.TraceName = data, filepath.Base(*tracePath)
+	}
+	if *profile != "" {
+		data, err := readFile(*profile)
+		if err != nil {
+			return err
+		}
+		in.Profile, in.ProfileName = data, filepath.Base(*profile)
+	}
+
+	start := time.Now()
+	rep, err := sim.Predict(in, nil)
+	if err != nil {
+		return err
+	}
+	rep.SetWallTime(float64(time.Since(start).Microseconds()) / 1000)
+	js, err := rep.JSON()
+	if err != nil {
+		return err
+	}
+	if *outDir != "" {
+		if err := writeOutputs(*outDir, js, rep, *capture); err != nil {
+			return err
+		}
+	}
+	if *format == "json" {
+		_, err = stdout.Write(js)
+		return err
+	}
+	_, err = io.WriteString(stdout, rep.Table())
+	return err
+}
+
+func writeOutputs(dir string, js []byte, rep *report.Report, capture bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prediction.json"), js, 0o644); err != nil {
+		return err
+	}
+	if capture {
+		return os.WriteFile(filepath.Join(dir, "requests.jsonl"), rep.RequestsJSONL(), 0o644)
+	}
+	return nil
+}
+
+// maxInput bounds any file the CLI reads (a trace of a few GB would be a
+// mistake, not a workload).
+const maxInput = 1 << 30
+
+func readFile(p string) ([]byte, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, errors.Unwrap(err))
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory", p)
+	}
+	if st.Size() > maxInput {
+		return nil, fmt.Errorf("%s: %d bytes is larger than the %d-byte limit", p, st.Size(), maxInput)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, errors.Unwrap(err))
+	}
+	return data, nil
+}

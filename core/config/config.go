@@ -1,0 +1,393 @@
+// Package config is the YAML configuration of a prediction (the
+// AISimulate-style model of spec §9.2): strict (an unknown key is an error
+// naming its path), with a documented default for every field, so "{}" is a
+// valid config. One config type serves every front end.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole prediction config.
+type Config struct {
+	Traffic    Traffic    `yaml:"traffic" json:"traffic"`
+	Engine     Engine     `yaml:"engine" json:"engine"`
+	Router     Router     `yaml:"router" json:"router"`
+	Planner    Planner    `yaml:"planner" json:"planner"`
+	Evaluation Evaluation `yaml:"evaluation" json:"evaluation"`
+	Execution  Execution  `yaml:"execution" json:"execution"`
+}
+
+// Traffic is the workload: where requests come from, how they arrive, when to stop.
+type Traffic struct {
+	Source Source `yaml:"source" json:"source"`
+	Load   Load   `yaml:"load" json:"load"`
+	Stop   Stop   `yaml:"stop" json:"stop"`
+}
+
+// Source is the request source.
+type Source struct {
+	Type         string   `yaml:"type" json:"type"`                   // synthetic | trace
+	Format       string   `yaml:"format" json:"format"`               // mooncake | azure
+	Paths        []string `yaml:"paths" json:"paths"`                 // trace files
+	BlockSize    int      `yaml:"block_size" json:"block_size"`       // tokens per trace hash id
+	InputTokens  int      `yaml:"input_tokens" json:"input_tokens"`   // synthetic
+	OutputTokens int      `yaml:"output_tokens" json:"output_tokens"` // synthetic
+}
+
+// Load is the arrival process.
+type Load struct {
+	Type              string  `yaml:"type" json:"type"` // trace_timestamps | concurrency | poisson | constant_rate
+	Speedup           float64 `yaml:"speedup" json:"speedup"`
+	Concurrency       int     `yaml:"concurrency" json:"concurrency"`
+	RequestsPerSecond float64 `yaml:"requests_per_second" json:"requests_per_second"`
+	IntervalMs        float64 `yaml:"interval_ms" json:"interval_ms"`
+	Seed              uint64  `yaml:"seed" json:"seed"`
+}
+
+// Stop bounds the run.
+type Stop struct {
+	Requests              int     `yaml:"requests" json:"requests"`
+	MaxVirtualTimeSeconds float64 `yaml:"max_virtual_time_seconds" json:"max_virtual_time_seconds"`
+}
+
+// Engine is the serving engine and its workers.
+type Engine struct {
+	Mode     string  `yaml:"mode" json:"mode"`         // aggregated | disaggregated
+	Backend  string  `yaml:"backend" json:"backend"`   // vllm | sglang | trtllm
+	Model    string  `yaml:"model" json:"model"`       // catalog name or HF config.json path
+	Hardware string  `yaml:"hardware" json:"hardware"` // catalog name
+	Workers  Workers `yaml:"workers" json:"workers"`
+}
+
+// Workers holds one role per worker kind.
+type Workers struct {
+	Aggregated Role `yaml:"aggregated" json:"aggregated"`
+	Prefill    Role `yaml:"prefill" json:"prefill"`
+	Decode     Role `yaml:"decode" json:"decode"`
+}
+
+// Role configures the workers of one kind.
+type Role struct {
+	Parallelism    Parallelism `yaml:"parallelism" json:"parallelism"`
+	Scheduler      Scheduler   `yaml:"scheduler" json:"scheduler"`
+	KVCache        KVCache     `yaml:"kv_cache" json:"kv_cache"`
+	Timing         Timing      `yaml:"timing" json:"timing"`
+	StartupSeconds float64     `yaml:"startup_seconds" json:"startup_seconds"`
+}
+
+// Parallelism of one worker (GPUs per worker = tensor × pipeline × attention_data).
+type Parallelism struct {
+	Replicas      int `yaml:"replicas" json:"replicas"`
+	Tensor        int `yaml:"tensor" json:"tensor"`
+	Pipeline      int `yaml:"pipeline" json:"pipeline"`
+	AttentionData int `yaml:"attention_data" json:"attention_data"`
+	MoETensor     int `yaml:"moe_tensor" json:"moe_tensor"`
+	MoEExpert     int `yaml:"moe_expert" json:"moe_expert"`
+}
+
+// Scheduler knobs.
+type Scheduler struct {
+	MaxBatchedTokens int    `yaml:"max_batched_tokens" json:"max_batched_tokens"` // 0: unbounded
+	MaxSequences     int    `yaml:"max_sequences" json:"max_sequences"`           // 0: unbounded
+	Preemption       string `yaml:"preemption" json:"preemption"`                 // lifo | fifo
+	ChunkedPrefill   bool   `yaml:"chunked_prefill" json:"chunked_prefill"`
+	MaxModelLen      int    `yaml:"max_model_len" json:"max_model_len"` // 0: none (vLLM only)
+}
+
+// KVCache is the G1 cache.
+type KVCache struct {
+	BlockSize     int      `yaml:"block_size" json:"block_size"` // 0: backend default (vLLM 64, TRT-LLM 32, SGLang 1)
+	PrefixCaching bool     `yaml:"prefix_caching" json:"prefix_caching"`
+	G1Backend     string   `yaml:"g1_backend" json:"g1_backend"` // native | kvbm
+	Capacity      Capacity `yaml:"capacity" json:"capacity"`
+}
+
+// Capacity sizes the G1 pool.
+type Capacity struct {
+	Type           string  `yaml:"type" json:"type"` // fixed | default
+	Blocks         int     `yaml:"blocks" json:"blocks"`
+	Bytes          int64   `yaml:"bytes" json:"bytes"`
+	MemoryFraction float64 `yaml:"memory_fraction" json:"memory_fraction"`
+}
+
+// Timing selects the timing source.
+type Timing struct {
+	Type          string  `yaml:"type" json:"type"` // polynomial | fixed | profile | default
+	Speedup       float64 `yaml:"speedup" json:"speedup"`
+	DecodeSpeedup float64 `yaml:"decode_speedup" json:"decode_speedup"`
+	PrefillMs     float64 `yaml:"prefill_ms" json:"prefill_ms"` // fixed
+	DecodeMs      float64 `yaml:"decode_ms" json:"decode_ms"`   // fixed
+	Path          string  `yaml:"path" json:"path"`             // profile .npz
+}
+
+// Router places requests on workers.
+type Router struct {
+	Policy             string  `yaml:"policy" json:"policy"` // round_robin | random | kv_router
+	OverlapScoreCredit float64 `yaml:"overlap_score_credit" json:"overlap_score_credit"`
+	PrefillLoadScale   float64 `yaml:"prefill_load_scale" json:"prefill_load_scale"`
+	Temperature        float64 `yaml:"temperature" json:"temperature"`
+}
+
+// Planner is the scaling planner (not simulated yet: only "disabled").
+type Planner struct {
+	Policy string `yaml:"policy" json:"policy"`
+}
+
+// Evaluation holds the SLA used for goodput.
+type Evaluation struct {
+	SLA SLA `yaml:"sla" json:"sla"`
+}
+
+// SLA bounds; 0 means unset.
+type SLA struct {
+	TTFTMs float64 `yaml:"ttft_ms" json:"ttft_ms"`
+	ITLMs  float64 `yaml:"itl_ms" json:"itl_ms"`
+	E2EMs  float64 `yaml:"e2e_ms" json:"e2e_ms"`
+}
+
+// Execution knobs.
+type Execution struct {
+	Seed uint64 `yaml:"seed" json:"seed"`
+}
+
+// Default returns the config "{}" stands for.
+func Default() Config {
+	role := func(seqs int) Role {
+		return Role{
+			Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1},
+			Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: seqs, Preemption: "lifo", ChunkedPrefill: true},
+			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", Capacity: Capacity{Type: "fixed", Blocks: 16384, MemoryFraction: 0.9}},
+			Timing:      Timing{Type: "polynomial", Speedup: 1, DecodeSpeedup: 1},
+		}
+	}
+	return Config{
+		Traffic: Traffic{
+			Source: Source{Type: "synthetic", Format: "mooncake", BlockSize: 512, InputTokens: 1024, OutputTokens: 128},
+			Load:   Load{Speedup: 1, Concurrency: 10, Seed: 42},
+		},
+		Engine: Engine{
+			Mode: "aggregated", Backend: "vllm", Model: "llama-3.1-8b", Hardware: "h100_sxm",
+			Workers: Workers{Aggregated: role(256), Prefill: role(1), Decode: role(256)},
+		},
+		Router:    Router{Policy: "round_robin", OverlapScoreCredit: 1, PrefillLoadScale: 1},
+		Planner:   Planner{Policy: "disabled"},
+		Execution: Execution{Seed: 42},
+	}
+}
+
+// Parse reads a YAML config over the defaults, applies --set overrides
+// (PATH=VALUE, left to right) and validates it. name labels errors.
+func Parse(name string, data []byte, sets []string) (Config, error) {
+	cfg := Default()
+	var doc yaml.Node
+	if len(bytes.TrimSpace(data)) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		if err := dec.Decode(&doc); err != nil {
+			return cfg, fmt.Errorf("%s: %s", name, yamlMsg(err))
+		}
+		var extra yaml.Node
+		if err := dec.Decode(&extra); err == nil {
+			return cfg, fmt.Errorf("%s: more than one YAML document", name)
+		}
+	}
+	root := &doc
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	if root.Kind == 0 || root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	for _, s := range sets {
+		if err := applySet(root, s); err != nil {
+			return cfg, err
+		}
+	}
+	if err := check(name, root, reflect.TypeOf(cfg), ""); err != nil {
+		return cfg, err
+	}
+	if err := root.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("%s: %s", name, yamlMsg(err))
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("%s: %w", name, err)
+	}
+	return cfg, nil
+}
+
+var lineRe = regexp.MustCompile(`^yaml: (?:unmarshal errors:\n\s*)?`)
+
+func yamlMsg(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		return strings.TrimSpace(te.Errors[0])
+	}
+	return strings.TrimSpace(lineRe.ReplaceAllString(err.Error(), ""))
+}
+
+// check walks the YAML tree against the config type: every key must name a
+// field; scalars must fit their field's kind.
+func check(name string, n *yaml.Node, t reflect.Type, path string) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	where := func() string {
+		if n.Line > 0 {
+			return fmt.Sprintf("%s:%d: %s", name, n.Line, path)
+		}
+		return fmt.Sprintf("%s: %s", name, path)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return nil
+		}
+		if n.Kind != yaml.MappingNode {
+			if path == "" {
+				return fmt.Errorf("%s: the config must be a YAML mapping", name)
+			}
+			return fmt.Errorf("%s: must be a mapping", where())
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			f, ok := fieldByTag(t, k.Value)
+			if !ok {
+				return fmt.Errorf("%s:%d: %s: unknown key", name, k.Line, p)
+			}
+			if err := check(name, v, f.Type, p); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return nil
+		}
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("%s: must be a list", where())
+		}
+		for i, c := range n.Content {
+			if err := check(name, c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	default:
+		if n.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s: must be a %s value", where(), kindName(t.Kind()))
+		}
+		if err := scalarFits(n, t.Kind()); err != nil {
+			return fmt.Errorf("%s: %v", where(), err)
+		}
+	}
+	return nil
+}
+
+func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func kindName(k reflect.Kind) string {
+	switch k {
+	case reflect.Bool:
+		return "boolean"
+	case reflect.String:
+		return "string"
+	case reflect.Float64:
+		return "number"
+	}
+	return "integer"
+}
+
+func scalarFits(n *yaml.Node, k reflect.Kind) error {
+	v := n.Value
+	switch k {
+	case reflect.Bool:
+		if n.Tag != "!!bool" {
+			return fmt.Errorf("must be true or false, got %q", v)
+		}
+	case reflect.Int, reflect.Int64:
+		if n.Tag != "!!int" {
+			return fmt.Errorf("must be an integer, got %q", v)
+		}
+	case reflect.Uint64:
+		if _, err := strconv.ParseUint(v, 0, 64); err != nil || n.Tag != "!!int" {
+			return fmt.Errorf("must be an integer ≥ 0, got %q", v)
+		}
+	case reflect.Float64:
+		if n.Tag != "!!int" && n.Tag != "!!float" {
+			return fmt.Errorf("must be a number, got %q", v)
+		}
+		if f, err := strconv.ParseFloat(v, 64); err != nil || f != f || f > 1e300 || f < -1e300 {
+			return fmt.Errorf("must be a finite number, got %q", v)
+		}
+	case reflect.String:
+		if n.Tag != "!!str" && n.Tag != "!!int" && n.Tag != "!!float" && n.Tag != "!!bool" {
+			return fmt.Errorf("must be a string, got %q", v)
+		}
+		n.Tag = "!!str"
+	}
+	return nil
+}
+
+// applySet sets PATH=VALUE in the YAML tree, creating mappings on the way.
+func applySet(root *yaml.Node, s string) error {
+	path, val, ok := strings.Cut(s, "=")
+	if !ok || path == "" {
+		return fmt.Errorf("--set %q: want PATH=VALUE", s)
+	}
+	var v yaml.Node
+	if err := yaml.Unmarshal([]byte(val), &v); err != nil {
+		return fmt.Errorf("--set %s: %s", path, yamlMsg(err))
+	}
+	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+	if v.Kind == yaml.DocumentNode && len(v.Content) == 1 {
+		value = v.Content[0]
+	}
+	n := root
+	keys := strings.Split(path, ".")
+	for i, k := range keys {
+		if k == "" {
+			return fmt.Errorf("--set %s: empty path element", path)
+		}
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("--set %s: %s is not a mapping", path, strings.Join(keys[:i], "."))
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == k {
+				next = n.Content[j+1]
+				if i == len(keys)-1 {
+					n.Content[j+1] = value
+				}
+			}
+		}
+		if next == nil {
+			next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			if i == len(keys)-1 {
+				next = value
+			}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, next)
+		} else if next.Kind == yaml.ScalarNode && next.Tag == "!!null" && i < len(keys)-1 {
+			*next = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		}
+		n = next
+	}
+	return nil
+}

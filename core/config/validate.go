@@ -1,0 +1,141 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+func oneOf(path, v string, allowed ...string) error {
+	if slices.Contains(allowed, v) {
+		return nil
+	}
+	return fmt.Errorf("%s: must be one of %s, got %q", path, strings.Join(allowed, ", "), v)
+}
+
+// Validate checks values that YAML types cannot express.
+func (c *Config) Validate() error {
+	t := &c.Traffic
+	checks := []error{
+		oneOf("traffic.source.type", t.Source.Type, "synthetic", "trace"),
+		oneOf("traffic.source.format", t.Source.Format, "mooncake", "azure"),
+		oneOf("engine.mode", c.Engine.Mode, "aggregated", "disaggregated"),
+		oneOf("engine.backend", c.Engine.Backend, "vllm", "sglang", "trtllm"),
+		oneOf("router.policy", c.Router.Policy, "round_robin", "random", "kv_router"),
+		oneOf("planner.policy", c.Planner.Policy, "disabled", "enabled"),
+	}
+	if t.Load.Type != "" {
+		checks = append(checks, oneOf("traffic.load.type", t.Load.Type, "trace_timestamps", "concurrency", "poisson", "constant_rate"))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case t.Source.Type == "trace" && len(t.Source.Paths) == 0:
+		return fmt.Errorf("traffic.source.paths: a trace source needs at least one path")
+	case t.Source.BlockSize < 1:
+		return fmt.Errorf("traffic.source.block_size: must be ≥ 1, got %d", t.Source.BlockSize)
+	case t.Source.Type == "synthetic" && t.Source.InputTokens < 1:
+		return fmt.Errorf("traffic.source.input_tokens: must be ≥ 1, got %d", t.Source.InputTokens)
+	case t.Source.OutputTokens < 0:
+		return fmt.Errorf("traffic.source.output_tokens: must be ≥ 0, got %d", t.Source.OutputTokens)
+	case !(t.Load.Speedup > 0):
+		return fmt.Errorf("traffic.load.speedup: must be > 0, got %v", t.Load.Speedup)
+	case t.Load.Concurrency < 1:
+		return fmt.Errorf("traffic.load.concurrency: must be ≥ 1, got %d", t.Load.Concurrency)
+	case t.Load.RequestsPerSecond < 0:
+		return fmt.Errorf("traffic.load.requests_per_second: must be ≥ 0, got %v", t.Load.RequestsPerSecond)
+	case t.Load.IntervalMs < 0:
+		return fmt.Errorf("traffic.load.interval_ms: must be ≥ 0, got %v", t.Load.IntervalMs)
+	case t.Stop.Requests < 0:
+		return fmt.Errorf("traffic.stop.requests: must be ≥ 0, got %d", t.Stop.Requests)
+	case t.Stop.MaxVirtualTimeSeconds < 0:
+		return fmt.Errorf("traffic.stop.max_virtual_time_seconds: must be ≥ 0, got %v", t.Stop.MaxVirtualTimeSeconds)
+	case c.Engine.Mode == "disaggregated":
+		return fmt.Errorf("engine.mode: disaggregated is not simulated yet; use aggregated")
+	case c.Planner.Policy == "enabled":
+		return fmt.Errorf("planner.policy: the planner is not simulated yet; use disabled")
+	case c.Router.Policy == "kv_router":
+		return fmt.Errorf("router.policy: kv_router is not simulated yet; use round_robin or random")
+	case c.Evaluation.SLA.E2EMs > 0 && (c.Evaluation.SLA.TTFTMs > 0 || c.Evaluation.SLA.ITLMs > 0):
+		return fmt.Errorf("evaluation.sla.e2e_ms: cannot be combined with ttft_ms/itl_ms")
+	case c.Evaluation.SLA.TTFTMs < 0 || c.Evaluation.SLA.ITLMs < 0 || c.Evaluation.SLA.E2EMs < 0:
+		return fmt.Errorf("evaluation.sla: bounds must be ≥ 0")
+	}
+	if t.Source.Type == "trace" {
+		if t.Load.Type == "poisson" || t.Load.Type == "constant_rate" {
+			return fmt.Errorf("traffic.load.type: %s needs a synthetic source; traces use trace_timestamps or concurrency", t.Load.Type)
+		}
+	} else if t.Load.Type == "trace_timestamps" {
+		return fmt.Errorf("traffic.load.type: trace_timestamps needs a trace source")
+	}
+	return c.Engine.Workers.Aggregated.validate("engine.workers.aggregated", c.Engine.Backend)
+}
+
+func (r *Role) validate(path, backend string) error {
+	p, s, k, tm := r.Parallelism, r.Scheduler, r.KVCache, r.Timing
+	bs := r.BlockSize(backend)
+	switch {
+	case p.Replicas < 1:
+		return fmt.Errorf("%s.parallelism.replicas: must be ≥ 1, got %d", path, p.Replicas)
+	case p.Tensor < 1 || p.Pipeline < 1 || p.AttentionData < 1 || p.MoETensor < 1 || p.MoEExpert < 1:
+		return fmt.Errorf("%s.parallelism: tensor, pipeline, attention_data, moe_tensor and moe_expert must be ≥ 1", path)
+	case s.MaxBatchedTokens < 0:
+		return fmt.Errorf("%s.scheduler.max_batched_tokens: must be ≥ 0 (0 = unbounded), got %d", path, s.MaxBatchedTokens)
+	case s.MaxSequences < 0:
+		return fmt.Errorf("%s.scheduler.max_sequences: must be ≥ 0 (0 = unbounded), got %d", path, s.MaxSequences)
+	case s.MaxModelLen < 0:
+		return fmt.Errorf("%s.scheduler.max_model_len: must be ≥ 0, got %d", path, s.MaxModelLen)
+	case s.MaxModelLen > 0 && backend != "vllm":
+		return fmt.Errorf("%s.scheduler.max_model_len: only supported by the vllm backend", path)
+	case k.BlockSize < 0:
+		return fmt.Errorf("%s.kv_cache.block_size: must be ≥ 0 (0 = backend default), got %d", path, k.BlockSize)
+	case backend != "sglang" && bs < 2:
+		return fmt.Errorf("%s.kv_cache.block_size: must be ≥ 2 for %s, got %d", path, backend, bs)
+	case k.Capacity.Type == "fixed" && k.Capacity.Blocks < 1 && k.Capacity.Bytes <= 0:
+		return fmt.Errorf("%s.kv_cache.capacity.blocks: must be ≥ 1, got %d", path, k.Capacity.Blocks)
+	case !(k.Capacity.MemoryFraction > 0 && k.Capacity.MemoryFraction <= 1):
+		return fmt.Errorf("%s.kv_cache.capacity.memory_fraction: must be in (0, 1], got %v", path, k.Capacity.MemoryFraction)
+	case tm.Speedup < 0:
+		return fmt.Errorf("%s.timing.speedup: must be ≥ 0 (0 = unscaled), got %v", path, tm.Speedup)
+	case tm.DecodeSpeedup < 0:
+		return fmt.Errorf("%s.timing.decode_speedup: must be ≥ 0, got %v", path, tm.DecodeSpeedup)
+	case tm.Type == "fixed" && (tm.PrefillMs < 0 || tm.DecodeMs < 0):
+		return fmt.Errorf("%s.timing: prefill_ms and decode_ms must be ≥ 0", path)
+	case r.StartupSeconds < 0:
+		return fmt.Errorf("%s.startup_seconds: must be ≥ 0", path)
+	}
+	for _, err := range []error{
+		oneOf(path+".scheduler.preemption", s.Preemption, "lifo", "fifo"),
+		oneOf(path+".kv_cache.g1_backend", k.G1Backend, "native", "kvbm"),
+		oneOf(path+".kv_cache.capacity.type", k.Capacity.Type, "fixed", "default"),
+		oneOf(path+".timing.type", tm.Type, "polynomial", "fixed", "profile", "default"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BlockSize is the engine block size: the configured one, or the backend's
+// default (vLLM 64, TensorRT-LLM 32, SGLang 1).
+func (r *Role) BlockSize(backend string) int {
+	if r.KVCache.BlockSize > 0 {
+		return r.KVCache.BlockSize
+	}
+	switch backend {
+	case "trtllm":
+		return 32
+	case "sglang":
+		return 1
+	}
+	return 64
+}
+
+// GPUs is the number of GPUs one worker of the role uses.
+func (r *Role) GPUs() int {
+	return r.Parallelism.Tensor * r.Parallelism.Pipeline * r.Parallelism.AttentionData
+}

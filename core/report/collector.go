@@ -1,0 +1,266 @@
+package report
+
+import (
+	"math"
+	"slices"
+
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// Status is a request's terminal outcome.
+type Status uint8
+
+const (
+	Pending Status = iota
+	Completed
+	Rejected
+)
+
+// record is the fixed-size metric record of one request.
+type record struct {
+	arrival, firstAdmit       timing.Time
+	first, second, last, term timing.Time
+	tokens                    int32
+	input, requested          int32
+	reused, firstReused       int32
+	worker                    int32
+	status                    Status
+	admitted                  bool
+	gaps                      []timing.Time // ITL gaps until the request ends
+}
+
+// Collector records the lifecycle of every request of a replay (spec §8.8).
+// Request ids are dense: 1..n.
+type Collector struct {
+	recs     []record
+	itl      sketch
+	perUser  sketch
+	itlStats moments
+	puStats  moments
+	Series   *Series
+	capture  bool
+	done     int
+}
+
+// NewCollector returns a collector for up to n requests over workers
+// workers. capture keeps per-request records for RequestsJSONL.
+func NewCollector(n, workers int, capture bool) *Collector {
+	return &Collector{
+		recs:    make([]record, 0, n),
+		itl:     newSketch(),
+		perUser: newSketch(),
+		Series:  newSeries(workers),
+		capture: capture,
+	}
+}
+
+// Arrive registers a request and returns its id.
+func (c *Collector) Arrive(t timing.Time, input, requested, worker int) uint64 {
+	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: int32(worker)})
+	return uint64(len(c.recs))
+}
+
+// Admit records an admission with its prefix-cache reuse.
+func (c *Collector) Admit(id uint64, t timing.Time, reused int) {
+	r := &c.recs[id-1]
+	if !r.admitted {
+		r.admitted, r.firstAdmit, r.firstReused = true, t, int32(reused)
+	}
+	r.reused = max(r.reused, int32(reused))
+	c.Series.admit(t, r.input, reused)
+}
+
+// Token records one emitted token.
+func (c *Collector) Token(id uint64, t timing.Time) {
+	r := &c.recs[id-1]
+	switch r.tokens {
+	case 0:
+		r.first = t
+		r.gaps = make([]timing.Time, 0, max(r.requested-1, 0))
+	case 1:
+		r.second = t
+	}
+	if r.tokens > 0 {
+		r.gaps = append(r.gaps, t-r.last)
+	}
+	r.last = t
+	r.tokens++
+	c.Series.token(t)
+}
+
+// Terminal records the end of a request.
+func (c *Collector) Terminal(id uint64, t timing.Time, rejected bool) {
+	r := &c.recs[id-1]
+	r.term = t
+	c.done++
+	if rejected {
+		r.status = Rejected
+		r.gaps = nil
+		return
+	}
+	r.status = Completed
+	for _, g := range r.gaps {
+		ms := g.Ms()
+		c.itl.add(ms)
+		c.itlStats.add(ms)
+		if g > 0 {
+			u := 1000 / ms
+			c.perUser.add(u)
+			c.puStats.add(u)
+		}
+	}
+	r.gaps = nil
+	c.Series.complete(t)
+}
+
+// Done counts requests with a terminal outcome.
+func (c *Collector) Done() int {
+	return c.done
+}
+
+// moments accumulates exact mean, min, max and population std.
+type moments struct {
+	n             int
+	mean, m2      float64
+	minimum, maxi float64
+}
+
+func (m *moments) add(x float64) {
+	if m.n == 0 || x < m.minimum {
+		m.minimum = x
+	}
+	if m.n == 0 || x > m.maxi {
+		m.maxi = x
+	}
+	m.n++
+	d := x - m.mean
+	m.mean += d / float64(m.n)
+	m.m2 += float64(d * (x - m.mean))
+}
+
+func (m *moments) std() float64 {
+	if m.n == 0 {
+		return 0
+	}
+	return math.Sqrt(m.m2 / float64(m.n))
+}
+
+// dist is a summary of one distribution.
+type dist struct {
+	mean, min, max, std float64
+	pct                 [5]float64 // p50, p75, p90, p95, p99
+	n                   int
+}
+
+var percentiles = [5]float64{50, 75, 90, 95, 99}
+
+// rank is the rounded-rank index of percentile p among n sorted samples.
+func rank(n int, p float64) int {
+	return int(math.Round(float64(n-1) * p / 100))
+}
+
+// exactDist summarises samples exactly (they are sorted in place).
+func exactDist(xs []float64) dist {
+	var d dist
+	if len(xs) == 0 {
+		return d
+	}
+	slices.Sort(xs)
+	var m moments
+	for _, x := range xs {
+		m.add(x)
+	}
+	d.n, d.mean, d.min, d.max, d.std = m.n, m.mean, m.minimum, m.maxi, m.std()
+	for i, p := range percentiles {
+		d.pct[i] = xs[rank(len(xs), p)]
+	}
+	return d
+}
+
+// sketchDist summarises a streamed distribution: exact moments, sketched
+// percentiles.
+func sketchDist(m moments, s *sketch) dist {
+	var d dist
+	if m.n == 0 {
+		return d
+	}
+	d.n, d.mean, d.min, d.max, d.std = m.n, m.mean, m.minimum, m.maxi, m.std()
+	for i, p := range percentiles {
+		d.pct[i] = min(max(s.at(rank(m.n, p)), d.min), d.max)
+	}
+	return d
+}
+
+// sketch is a DDSketch-style log-bucketed histogram with relative accuracy
+// 0.001: percentiles of millions of samples in bounded memory.
+type sketch struct {
+	counts []uint64 // counts[i] is bucket offset+i
+	offset int
+	zeros  uint64
+}
+
+const sketchAlpha = 0.001
+
+var sketchLogGamma = math.Log((1 + sketchAlpha) / (1 - sketchAlpha))
+
+const sketchMaxBins = 32768
+
+func newSketch() sketch { return sketch{} }
+
+func (s *sketch) add(x float64) {
+	if !(x > 0) {
+		s.zeros++
+		return
+	}
+	k := int(math.Ceil(math.Log(x) / sketchLogGamma))
+	if len(s.counts) == 0 {
+		s.offset = k
+	}
+	if k < s.offset {
+		grow := s.offset - k
+		if len(s.counts)+grow > sketchMaxBins {
+			// Collapse the lowest buckets: accuracy is kept for the
+			// upper percentiles that matter.
+			k = s.offset
+		} else {
+			s.counts = append(make([]uint64, grow), s.counts...)
+			s.offset = k
+		}
+	}
+	i := k - s.offset
+	if i >= len(s.counts) {
+		if i >= sketchMaxBins {
+			i = len(s.counts) - 1
+		} else {
+			s.counts = append(s.counts, make([]uint64, i+1-len(s.counts))...)
+		}
+	}
+	s.counts[i]++
+}
+
+// at returns the value of the sample of 0-based rank r.
+func (s *sketch) at(r int) float64 {
+	cum := s.zeros
+	if uint64(r) < cum {
+		return 0
+	}
+	for i, n := range s.counts {
+		cum += n
+		if uint64(r) < cum {
+			return 2 * math.Exp(float64(s.offset+i)*sketchLogGamma) / (1 + math.Exp(sketchLogGamma))
+		}
+	}
+	return 0
+}
+
+// quantiles returns the value at each of q in [0,1] (for CDF plots).
+func (s *sketch) quantiles(n int, qs []float64) []float64 {
+	out := make([]float64, len(qs))
+	if n == 0 {
+		return out
+	}
+	for i, q := range qs {
+		out[i] = s.at(int(math.Round(float64(n-1) * q)))
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+package report
+
+import "github.com/dynosim/dynosim-web/timing"
+
+// Series is a bucketed time series for plots. Buckets start 100 ms wide and
+// double (merging pairs) whenever the run outgrows maxBuckets, so its size
+// is bounded whatever the trace length.
+type Series struct {
+	width   timing.Time
+	buckets []bucket
+	workers int
+}
+
+const maxBuckets = 256
+
+type bucket struct {
+	tokens, completed  int64
+	admitInput, reused int64
+	running, waiting   []float64 // per worker sums of pass-start samples
+	kv                 []float64
+	samples            []int32
+}
+
+func newSeries(workers int) *Series {
+	return &Series{width: timing.FromMs(100), workers: workers}
+}
+
+func (s *Series) at(t timing.Time) *bucket {
+	for t >= s.width*maxBuckets {
+		s.coarsen()
+	}
+	i := int(t / s.width)
+	for len(s.buckets) <= i {
+		s.buckets = append(s.buckets, bucket{
+			running: make([]float64, s.workers), waiting: make([]float64, s.workers),
+			kv: make([]float64, s.workers), samples: make([]int32, s.workers),
+		})
+	}
+	return &s.buckets[i]
+}
+
+func (s *Series) coarsen() {
+	n := (len(s.buckets) + 1) / 2
+	for i := range n {
+		a := s.buckets[2*i]
+		if 2*i+1 < len(s.buckets) {
+			b := s.buckets[2*i+1]
+			a.tokens += b.tokens
+			a.completed += b.completed
+			a.admitInput += b.admitInput
+			a.reused += b.reused
+			for w := range a.running {
+				a.running[w] += b.running[w]
+				a.waiting[w] += b.waiting[w]
+				a.kv[w] += b.kv[w]
+				a.samples[w] += b.samples[w]
+			}
+		}
+		s.buckets[i] = a
+	}
+	s.buckets = s.buckets[:n]
+	s.width *= 2
+}
+
+func (s *Series) token(t timing.Time)    { s.at(t).tokens++ }
+func (s *Series) complete(t timing.Time) { s.at(t).completed++ }
+
+func (s *Series) admit(t timing.Time, input int32, reused int) {
+	b := s.at(t)
+	b.admitInput += int64(input)
+	b.reused += int64(reused)
+}
+
+// Sample records a worker's load at the start of a pass.
+func (s *Series) Sample(worker int, t timing.Time, running, waiting int, kvUsage float64) {
+	b := s.at(t)
+	b.running[worker] += float64(running)
+	b.waiting[worker] += float64(waiting)
+	b.kv[worker] += kvUsage
+	b.samples[worker]++
+}
+
+// TimeSeries is the JSON form of a Series.
+type TimeSeries struct {
+	BucketMs         float64        `json:"bucket_ms"`
+	TMs              []float64      `json:"t_ms"`
+	OutputTokensPerS []float64      `json:"output_tokens_per_s"`
+	CompletedPerS    []float64      `json:"completed_per_s"`
+	PrefixReuseRatio []float64      `json:"prefix_reuse_ratio"`
+	Workers          []WorkerSeries `json:"workers"`
+}
+
+// WorkerSeries holds per-bucket means of one worker's pass-start samples.
+type WorkerSeries struct {
+	Running []float64 `json:"running"`
+	Waiting []float64 `json:"waiting"`
+	KVUsage []float64 `json:"kv_usage"`
+}
+
+func (s *Series) render() TimeSeries {
+	ts := TimeSeries{BucketMs: s.width.Ms(), Workers: make([]WorkerSeries, s.workers)}
+	sec := s.width.Ms() / 1000
+	for i, b := range s.buckets {
+		ts.TMs = append(ts.TMs, float64(i)*s.width.Ms())
+		ts.OutputTokensPerS = append(ts.OutputTokensPerS, float64(b.tokens)/sec)
+		ts.CompletedPerS = append(ts.CompletedPerS, float64(b.completed)/sec)
+		ratio := 0.0
+		if b.admitInput > 0 {
+			ratio = float64(b.reused) / float64(b.admitInput)
+		}
+		ts.PrefixReuseRatio = append(ts.PrefixReuseRatio, ratio)
+		for w := range ts.Workers {
+			ws := &ts.Workers[w]
+			n := float64(max(b.samples[w], 1))
+			ws.Running = append(ws.Running, b.running[w]/n)
+			ws.Waiting = append(ws.Waiting, b.waiting[w]/n)
+			ws.KVUsage = append(ws.KVUsage, b.kv[w]/n)
+		}
+	}
+	return ts
+}

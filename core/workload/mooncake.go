@@ -1,0 +1,230 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// row is one Mooncake JSONL line; numbers are kept raw so we can name the
+// field that is wrong.
+type row struct {
+	Timestamp      json.Number   `json:"timestamp"`
+	CreatedTime    json.Number   `json:"created_time"`
+	InputLength    json.Number   `json:"input_length"`
+	InputTokens    json.Number   `json:"input_tokens"`
+	OutputLength   json.Number   `json:"output_length"`
+	OutputTokens   json.Number   `json:"output_tokens"`
+	OutputTokenIDs []json.Number `json:"output_token_ids"`
+	HashIDs        []json.Number `json:"hash_ids"`
+	SessionID      any           `json:"session_id"`
+	Delay          json.Number   `json:"delay"`
+	DelayMs        json.Number   `json:"delay_ms"`
+}
+
+// MaxTraceBytes bounds a trace read from memory (the page, the Worker).
+const maxLine = 64 << 20
+
+// ReadMooncake parses a Mooncake JSONL trace (spec §8.2). traceBlock is the
+// number of tokens per hash id (512 for the public traces). Errors name the
+// file and line.
+func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
+	if traceBlock < 1 {
+		return nil, fmt.Errorf("traffic.source.block_size: must be ≥ 1, got %d", traceBlock)
+	}
+	w := &Workload{Name: name, TraceBlock: traceBlock, Timestamps: true}
+	intern := make(map[uint64]uint32)
+	sessions := make(map[string]int) // session id → index in w.Sessions
+	last := make(map[int]float64)    // session index → previous timestamp
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		fail := func(format string, a ...any) error {
+			return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
+		}
+		var r row
+		if err := json.Unmarshal(b, &r); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				return nil, fail("%s: wrong type (%s)", te.Field, te.Value)
+			}
+			return nil, fail("invalid JSON: %v", err)
+		}
+		if r.HashIDs == nil {
+			return nil, fail("hash_ids: missing")
+		}
+		blocks := make([]uint32, len(r.HashIDs))
+		for i, h := range r.HashIDs {
+			v, err := strconv.ParseUint(h.String(), 10, 64)
+			if err != nil {
+				return nil, fail("hash_ids[%d]: must be an integer ≥ 0, got %s", i, h)
+			}
+			id, ok := intern[v]
+			if !ok {
+				id = uint32(len(intern))
+				intern[v] = id
+			}
+			blocks[i] = id
+		}
+		capacity := len(blocks) * traceBlock
+		in, err := intField(first(r.InputLength, r.InputTokens), capacity)
+		if err != nil {
+			return nil, fail("input_length: %v", err)
+		}
+		in = min(in, capacity) // the trace's length may exceed its hashed part
+		outNum := first(r.OutputLength, r.OutputTokens)
+		if outNum == "" {
+			return nil, fail("output_length: missing")
+		}
+		out, err := intField(outNum, 0)
+		if err != nil {
+			return nil, fail("output_length: %v", err)
+		}
+		t := Turn{Input: in, Output: out, Blocks: blocks}
+		if r.OutputTokenIDs != nil {
+			if len(r.OutputTokenIDs) != out {
+				return nil, fail("output_token_ids: length %d, want output_length %d", len(r.OutputTokenIDs), out)
+			}
+			t.Planned = make([]uint32, out)
+			for i, x := range r.OutputTokenIDs {
+				v, err := strconv.ParseUint(x.String(), 10, 32)
+				if err != nil {
+					return nil, fail("output_token_ids[%d]: must be a uint32, got %s", i, x)
+				}
+				t.Planned[i] = uint32(v)
+			}
+		}
+		tsNum := first(r.Timestamp, r.CreatedTime)
+		ts, hasTS := 0.0, tsNum != ""
+		if hasTS {
+			if ts, err = floatField(tsNum); err != nil {
+				return nil, fail("timestamp: %v", err)
+			}
+		}
+		delayNum := first(r.Delay, r.DelayMs)
+		delay, hasDelay := 0.0, delayNum != ""
+		if hasDelay {
+			if delay, err = floatField(delayNum); err != nil {
+				return nil, fail("delay: %v", err)
+			}
+		}
+
+		key := fmt.Sprintf("request_%d", line)
+		if r.SessionID != nil {
+			key = fmt.Sprint("s:", r.SessionID)
+		}
+		si, seen := sessions[key]
+		if !seen {
+			if hasDelay && delay != 0 {
+				return nil, fail("delay: must be absent or 0 on a session's first turn")
+			}
+			if !hasTS {
+				return nil, fail("timestamp: missing on a session's first turn")
+			}
+			si = len(w.Sessions)
+			sessions[key] = si
+			w.Sessions = append(w.Sessions, Session{Start: timing.FromMs(ts)})
+		} else {
+			switch {
+			case hasDelay:
+			case hasTS:
+				delay = ts - last[si]
+				if delay < 0 {
+					return nil, fail("timestamp: earlier than the session's previous turn")
+				}
+			}
+			t.Delay = timing.FromMs(delay)
+		}
+		if hasTS {
+			last[si] = ts
+		}
+		w.Sessions[si].Turns = append(w.Sessions[si].Turns, t)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %v", name, line+1, err)
+	}
+	if len(w.Sessions) == 0 {
+		return nil, fmt.Errorf("%s: empty trace", name)
+	}
+	w.ids = len(intern)
+	w.sortByStart()
+	return w, nil
+}
+
+func first(a, b json.Number) json.Number {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// intField parses a non-negative integer; empty means def.
+func intField(n json.Number, def int) (int, error) {
+	if n == "" {
+		return def, nil
+	}
+	v, err := strconv.ParseInt(n.String(), 10, 64)
+	if err != nil || v < 0 || v > math.MaxInt32 {
+		return 0, fmt.Errorf("must be an integer ≥ 0, got %s", n)
+	}
+	return int(v), nil
+}
+
+func floatField(n json.Number) (float64, error) {
+	v, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e15 {
+		return 0, fmt.Errorf("must be a finite number ≥ 0, got %s", n)
+	}
+	return v, nil
+}
+
+// sortByStart orders sessions by first arrival (stable: file order breaks
+// ties), makes the first arrival time 0 and numbers the turns.
+func (w *Workload) sortByStart() {
+	slices.SortStableFunc(w.Sessions, func(a, b Session) int {
+		switch {
+		case a.Start < b.Start:
+			return -1
+		case a.Start > b.Start:
+			return 1
+		}
+		return 0
+	})
+	t0 := w.Sessions[0].Start
+	for i := range w.Sessions {
+		w.Sessions[i].Start -= t0
+	}
+	w.number()
+}
+
+// Speedup divides arrival times and inter-turn delays by ratio (trace mode).
+func (w *Workload) Speedup(ratio float64) error {
+	if !(ratio > 0) || math.IsInf(ratio, 0) {
+		return fmt.Errorf("traffic.load.speedup: must be a finite number > 0, got %v", ratio)
+	}
+	if ratio == 1 {
+		return nil
+	}
+	scale := func(t timing.Time) timing.Time { return timing.Time(math.Round(float64(t) / ratio)) }
+	for i := range w.Sessions {
+		s := &w.Sessions[i]
+		s.Start = scale(s.Start)
+		for j := range s.Turns {
+			s.Turns[j].Delay = scale(s.Turns[j].Delay)
+		}
+	}
+	return nil
+}
