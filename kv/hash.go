@@ -5,6 +5,7 @@ package kv
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 )
@@ -16,6 +17,10 @@ const Seed = 1337
 // LocalHash is the hash of one block's tokens, serialized as little-endian
 // uint32s.
 func LocalHash(tokens []uint32) uint64 {
+	if littleEndian && len(tokens) > 0 {
+		// The in-memory form already is the wire form: hash it in place.
+		return xxh3.HashSeed(unsafe.Slice((*byte)(unsafe.Pointer(&tokens[0])), 4*len(tokens)), Seed)
+	}
 	var stack [256]byte
 	var buf []byte
 	if n := 4 * len(tokens); n <= len(stack) {
@@ -89,3 +94,8 @@ func (h *Hasher) full(block []uint32, emit func(local, seq uint64)) {
 
 // Pending returns the tokens of the current partial block.
 func (h *Hasher) Pending() []uint32 { return h.pending }
+
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()

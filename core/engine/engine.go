@@ -171,7 +171,7 @@ type Core struct {
 	rng         *rand.PCG
 	waiting     deque
 	running     []*seq
-	ids         map[uint64]*seq
+	live        int // requests held
 	preemptions int
 	passID      uint64
 
@@ -200,7 +200,6 @@ func New(cfg Config) (*Core, error) {
 	c := &Core{
 		cfg: cfg,
 		rng: rand.NewPCG(cfg.Seed, 0x6f7574707574), // "output"
-		ids: make(map[uint64]*seq),
 	}
 	if cfg.Events && cfg.PrefixCaching {
 		c.events = &kv.EventLog{DPRank: cfg.DPRank}
@@ -213,15 +212,16 @@ func New(cfg Config) (*Core, error) {
 func (c *Core) Config() Config { return c.cfg }
 
 // Empty reports whether the core holds no requests.
-func (c *Core) Empty() bool { return len(c.ids) == 0 }
+func (c *Core) Empty() bool { return c.live == 0 }
 
 // Len is the number of requests the core holds.
-func (c *Core) Len() int { return len(c.ids) }
+func (c *Core) Len() int { return c.live }
 
-// Submit enqueues a request at the tail of the waiting queue.
+// Submit enqueues a request at the tail of the waiting queue. Request ids
+// must be unique among the requests the core holds.
 func (c *Core) Submit(r Request) error {
-	if _, dup := c.ids[r.ID]; dup {
-		return fmt.Errorf("request %d: already active", r.ID)
+	if r.MaxOutput < 0 {
+		return fmt.Errorf("request %d: max output must be ≥ 0, got %d", r.ID, r.MaxOutput)
 	}
 	s := &seq{
 		id:        r.ID,
@@ -248,7 +248,7 @@ func (c *Core) Submit(r Request) error {
 		s.locals = make([]uint64, 0, n+1)
 		s.hasher.Add(r.Prompt, s.addHash)
 	}
-	c.ids[r.ID] = s
+	c.live++
 	c.waiting.pushBack(s)
 	return nil
 }
@@ -280,8 +280,8 @@ type RequestState struct {
 
 // State returns the state of request id.
 func (c *Core) State(id uint64) (RequestState, bool) {
-	s, ok := c.ids[id]
-	if !ok {
+	s := c.find(id)
+	if s == nil {
 		return RequestState{}, false
 	}
 	return RequestState{
@@ -306,4 +306,19 @@ func (c *Core) RunningIDs() []uint64 {
 		out[i] = s.id
 	}
 	return out
+}
+
+// find looks a held request up by id (tests and tools: O(n)).
+func (c *Core) find(id uint64) *seq {
+	for _, s := range c.running {
+		if s.id == id {
+			return s
+		}
+	}
+	for i := range c.waiting.len() {
+		if s := c.waiting.at(i); s.id == id {
+			return s
+		}
+	}
+	return nil
 }

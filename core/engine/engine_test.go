@@ -311,7 +311,7 @@ func TestPrefixCostRecompute(t *testing.T) {
 	d := driver{c: c}
 	d.drain(t, 10)
 	submit(t, c, 2, span(0, 8), 1)
-	s := c.ids[2]
+	s := c.find(2)
 	if cs := c.prefixCost(s); cs.cached != 4 {
 		t.Fatalf("P2: block-aligned full hit cached %d, want 4", cs.cached)
 	}
@@ -327,7 +327,7 @@ func TestPrefixCostRecompute(t *testing.T) {
 	submit(t, ct, 1, span(0, 8), 1)
 	(&driver{c: ct}).drain(t, 10)
 	submit(t, ct, 2, span(0, 8), 1)
-	if _, cs := ct.admission(ct.ids[2]); cs.cached != 8 {
+	if _, cs := ct.admission(ct.find(2)); cs.cached != 8 {
 		t.Fatalf("P2 trtllm: cached %d, want 8", cs.cached)
 	}
 }
@@ -337,7 +337,7 @@ func TestP4to6Admission(t *testing.T) {
 	t.Run("future output not reserved", func(t *testing.T) {
 		c := mustCore(t, cfg4(4, 64, 4, false))
 		submit(t, c, 1, span(0, 8), 32)
-		if dec, _ := c.admission(c.ids[1]); dec != admit {
+		if dec, _ := c.admission(c.find(1)); dec != admit {
 			t.Fatal("want admit")
 		}
 	})
@@ -346,14 +346,14 @@ func TestP4to6Admission(t *testing.T) {
 		submit(t, c, 1, span(0, 12), 8)
 		c.Step(0)
 		submit(t, c, 2, span(100, 108), 1)
-		if dec, _ := c.admission(c.ids[2]); dec != wait {
+		if dec, _ := c.admission(c.find(2)); dec != wait {
 			t.Fatalf("want wait, active %d", c.Pool().Active())
 		}
 	})
 	t.Run("reject", func(t *testing.T) {
 		c := mustCore(t, cfg4(4, 64, 4, false))
 		submit(t, c, 1, span(0, 20), 1)
-		if dec, _ := c.admission(c.ids[1]); dec != reject {
+		if dec, _ := c.admission(c.find(1)); dec != reject {
 			t.Fatal("want reject")
 		}
 	})
@@ -362,7 +362,7 @@ func TestP4to6Admission(t *testing.T) {
 		submit(t, c, 1, span(0, 8), 8)
 		c.Step(0)
 		submit(t, c, 2, span(0, 12), 1)
-		if dec, _ := c.admission(c.ids[2]); dec != admit {
+		if dec, _ := c.admission(c.find(2)); dec != admit {
 			t.Fatalf("want admit (active %d)", c.Pool().Active())
 		}
 	})
@@ -374,7 +374,7 @@ func TestP4to6Admission(t *testing.T) {
 		submit(t, c, 3, span(200, 203), 8) // unrelated 1-block holder
 		d.step()
 		submit(t, c, 2, span(0, 12), 1)
-		if dec, _ := c.admission(c.ids[2]); dec != wait {
+		if dec, _ := c.admission(c.find(2)); dec != wait {
 			t.Fatalf("want wait (active %d inactive %d)", c.Pool().Active(), c.Pool().Inactive())
 		}
 	})
@@ -430,7 +430,7 @@ func TestP8P9PrefixReuse(t *testing.T) {
 	if len(p.Admissions) != 2 || p.Admissions[0].Reused != 0 || p.Admissions[1].Reused != 4 {
 		t.Fatalf("P9 admissions %+v", p.Admissions)
 	}
-	if c.Pool().Active() != 3 || len(c.ids[1].lease.Slots) != 2 || len(c.ids[2].lease.Slots) != 2 {
+	if c.Pool().Active() != 3 || len(c.find(1).lease.Slots) != 2 || len(c.find(2).lease.Slots) != 2 {
 		t.Fatalf("P9 active %d", c.Pool().Active())
 	}
 	if len(p.Events) != 1 || len(p.Events[0].Blocks) != 2 {

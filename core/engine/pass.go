@@ -57,7 +57,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 		if admit == reject {
 			c.waiting.popFront()
 			c.kv.Release(&s.lease)
-			delete(c.ids, s.id)
+			c.live--
 			c.rejected = append(c.rejected, Signal{ID: s.id, Completed: true, Rejected: true, Cached: -1})
 			p.Busy = true
 			continue
@@ -339,7 +339,7 @@ func (c *Core) firstSignal(s *seq) int {
 func (c *Core) finish(s *seq) {
 	s.done = true
 	c.kv.Release(&s.lease)
-	delete(c.ids, s.id)
+	c.live--
 }
 
 func (c *Core) fillFPM(p *Pass) {

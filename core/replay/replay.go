@@ -5,7 +5,6 @@
 package replay
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -120,21 +119,6 @@ type completion struct {
 	worker int
 }
 
-type eventHeap []completion
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
-}
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(completion)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // pending is a follow-up turn waiting for its ready time.
 type pending struct {
 	at      timing.Time
@@ -143,18 +127,53 @@ type pending struct {
 	turn    int
 }
 
-type pendingHeap []pending
-
-func (h pendingHeap) Len() int { return len(h) }
-func (h pendingHeap) Less(i, j int) bool {
-	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
+// minHeap is a binary heap ordered by (at, seq): ties never depend on
+// anything but insertion order. Typed, so pushes do not allocate.
+type minHeap[T any] struct {
+	items []T
+	key   func(*T) (timing.Time, uint64)
 }
-func (h pendingHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *pendingHeap) Push(x any)   { *h = append(*h, x.(pending)) }
-func (h *pendingHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
+
+func (h *minHeap[T]) len() int { return len(h.items) }
+func (h *minHeap[T]) top() *T  { return &h.items[0] }
+
+func (h *minHeap[T]) less(i, j int) bool {
+	ai, si := h.key(&h.items[i])
+	aj, sj := h.key(&h.items[j])
+	return ai < aj || ai == aj && si < sj
+}
+
+func (h *minHeap[T]) push(x T) {
+	h.items = append(h.items, x)
+	for i := len(h.items) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+func (h *minHeap[T]) pop() T {
+	x := h.items[0]
+	n := len(h.items) - 1
+	h.items[0] = h.items[n]
+	h.items = h.items[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h.less(l, m) {
+			m = l
+		}
+		if r < n && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
 	return x
 }
 
@@ -170,8 +189,8 @@ type driver struct {
 
 	now      timing.Time
 	seq      uint64
-	events   eventHeap
-	follow   pendingHeap
+	events   minHeap[completion]
+	follow   minHeap[pending]
 	ws       []wstate
 	col      *report.Collector
 	reqs     []reqInfo // by request id - 1
@@ -190,6 +209,8 @@ func (d *driver) run() (*report.Report, error) {
 	if d.opt.MaxRequests > 0 {
 		d.total = min(d.total, d.opt.MaxRequests)
 	}
+	d.events.key = func(c *completion) (timing.Time, uint64) { return c.at, c.seq }
+	d.follow.key = func(p *pending) (timing.Time, uint64) { return p.at, p.seq }
 	d.ws = make([]wstate, len(d.workers))
 	d.col = report.NewCollector(d.total, len(d.workers), d.opt.Capture)
 	d.rng = rand.New(rand.NewPCG(d.opt.Seed, 0x776f726b6c6f6164)) // "workload"
@@ -202,8 +223,8 @@ func (d *driver) run() (*report.Report, error) {
 			return nil, ErrCanceled
 		}
 		next := timing.Time(math.MaxInt64)
-		if len(d.events) > 0 {
-			next = d.events[0].at
+		if d.events.len() > 0 {
+			next = d.events.top().at
 		}
 		if t, ok := d.nextArrival(); ok {
 			next = min(next, t)
@@ -242,8 +263,8 @@ func (d *driver) run() (*report.Report, error) {
 func (d *driver) settle() error {
 	for {
 		changed := false
-		for len(d.events) > 0 && d.events[0].at <= d.now {
-			c := heap.Pop(&d.events).(completion)
+		for d.events.len() > 0 && d.events.top().at <= d.now {
+			c := d.events.pop()
 			d.apply(c.worker)
 			changed = true
 		}
@@ -287,7 +308,7 @@ func (d *driver) settle() error {
 				continue
 			}
 			d.seq++
-			heap.Push(&d.events, completion{at: p.End, seq: d.seq, worker: i})
+			d.events.push(completion{at: p.End, seq: d.seq, worker: i})
 		}
 		if !changed {
 			return nil
@@ -321,7 +342,7 @@ func (d *driver) finished(id uint64) {
 	s := &d.wl.Sessions[ri.session]
 	if next := int(ri.turn) + 1; next < len(s.Turns) {
 		d.seq++
-		heap.Push(&d.follow, pending{at: d.now + s.Turns[next].Delay, seq: d.seq, session: int(ri.session), turn: next})
+		d.follow.push(pending{at: d.now + s.Turns[next].Delay, seq: d.seq, session: int(ri.session), turn: next})
 		return
 	}
 	d.inflight--
@@ -355,8 +376,8 @@ func (d *driver) nextArrival() (timing.Time, bool) {
 		return 0, false
 	}
 	t, ok := timing.Time(0), false
-	if len(d.follow) > 0 {
-		t, ok = d.follow[0].at, true
+	if d.follow.len() > 0 {
+		t, ok = d.follow.top().at, true
 	}
 	if d.next < len(d.wl.Sessions) {
 		start := d.nextAt
@@ -377,8 +398,8 @@ func (d *driver) nextArrival() (timing.Time, bool) {
 func (d *driver) release() error {
 	var si, ti int
 	var at timing.Time
-	if len(d.follow) > 0 && (d.next >= len(d.wl.Sessions) || d.follow[0].at <= d.startTime()) {
-		p := heap.Pop(&d.follow).(pending)
+	if d.follow.len() > 0 && (d.next >= len(d.wl.Sessions) || d.follow.top().at <= d.startTime()) {
+		p := d.follow.pop()
 		si, ti, at = p.session, p.turn, p.at
 	} else {
 		si, ti, at = d.next, 0, d.startTime()

@@ -101,13 +101,16 @@ func (c *Collector) Terminal(id uint64, t timing.Time, rejected bool) {
 	r.status = Completed
 	for _, g := range r.gaps {
 		ms := g.Ms()
-		c.itl.add(ms)
 		c.itlStats.add(ms)
-		if g > 0 {
-			u := 1000 / ms
-			c.perUser.add(u)
-			c.puStats.add(u)
+		if g <= 0 {
+			c.itl.zeros++
+			continue
 		}
+		// One logarithm serves both sketches: log(1000/x) = log 1000 − log x.
+		lg := math.Log(ms)
+		c.itl.addLog(lg)
+		c.perUser.addLog(log1000 - lg)
+		c.puStats.add(1000 / ms)
 	}
 	r.gaps = nil
 	c.Series.complete(t)
@@ -207,12 +210,19 @@ const sketchMaxBins = 32768
 
 func newSketch() sketch { return sketch{} }
 
+var log1000 = math.Log(1000)
+
 func (s *sketch) add(x float64) {
 	if !(x > 0) {
 		s.zeros++
 		return
 	}
-	k := int(math.Ceil(math.Log(x) / sketchLogGamma))
+	s.addLog(math.Log(x))
+}
+
+// addLog adds a positive sample given its natural logarithm.
+func (s *sketch) addLog(lg float64) {
+	k := int(math.Ceil(lg / sketchLogGamma))
 	if len(s.counts) == 0 {
 		s.offset = k
 	}
