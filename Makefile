@@ -4,7 +4,7 @@ ADDR    ?= 127.0.0.1:8080
 PORT    ?= 8787
 export PATH := $(dir $(GO)):$(PATH)
 
-.PHONY: all cli serve test test-go test-wasm test-browser test-worker bench fuzz lint worker worker-dev clean
+.PHONY: all cli serve wasm test test-go test-wasm test-browser test-worker bench bench-browser fuzz lint worker worker-dev clean
 
 all: cli
 
@@ -13,7 +13,7 @@ bin/dynosim: $(shell find . -name '*.go' -not -path './node_modules/*') go.mod
 
 cli: bin/dynosim
 
-test: test-go
+test: test-go test-worker test-wasm test-browser
 
 test-go:
 	$(GO) vet ./...
@@ -23,4 +23,65 @@ bench: bin/dynosim
 	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/...
 
 clean:
-	rm -rf bin build/out public/dynosim.wasm public/wasm_exec.js
+	rm -rf bin build/out public/dynosim.wasm public/ui.wasm public/wasm_exec.js public/uplot ui/0_components_gen.go test-artifacts
+
+# --- Cloudflare Worker (wasm/worker, build/; docs/worker.md) -----------------
+# `make worker` builds build/worker/ (glue + app.wasm), `make worker-dev PORT=8787`
+# serves it with a local workerd on 127.0.0.1, `make test-worker` runs the
+# node:test suite against a real local workerd. wrangler never logs in and
+# reaches nothing beyond loopback: credentials are unset, metrics, banner
+# update check and the request.cf fetch are off, and every command is --local.
+WORKER_OUT     := build/worker
+WRANGLER       := node_modules/.bin/wrangler
+WORKER_VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+WRANGLER_ENV   := env -u CLOUDFLARE_API_TOKEN -u CLOUDFLARE_API_KEY -u CLOUDFLARE_ACCOUNT_ID \
+	-u CLOUDFLARE_EMAIL CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false \
+	WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true
+
+worker:
+	@test -x $(WRANGLER) || npm ci --no-audit --no-fund
+	$(GO) tool workers-assets-gen -mode=go -o $(WORKER_OUT)
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags="-s -w -X main.Version=$(WORKER_VERSION)" -o $(WORKER_OUT)/app.wasm ./wasm/worker
+
+worker-dev: worker
+	$(WRANGLER_ENV) $(WRANGLER) dev -c build/wrangler.jsonc --local --ip 127.0.0.1 --port $(PORT) --persist-to build/out/wrangler-state
+
+test-worker: worker
+	$(WRANGLER_ENV) node --test --test-concurrency=1 wasm/worker/test/*.test.mjs
+
+# --- Web page (wasm/browser, ui/, public/) -----------------------------------
+# `make wasm` builds the site into public/ (git-ignored outputs) and rebuilds
+# bin/dynosim so `dynosim serve` embeds it; `make serve [ADDR=127.0.0.1:PORT]`
+# serves it; `make test-browser` runs the headless-Chromium tests (ui/test);
+# `make bench-browser` compares the page with the native CLI.
+WASM_BUILD := GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w'
+CHROMIUM   ?= /usr/bin/chromium
+
+node_modules/uplot/dist/uPlot.iife.min.js node_modules/playwright-core/package.json:
+	npm ci --no-audit --no-fund
+
+wasm: node_modules/uplot/dist/uPlot.iife.min.js
+	$(GO) tool vugugen -s -skip-go-mod ./ui
+	$(WASM_BUILD) -o public/dynosim.wasm ./wasm/browser
+	$(WASM_BUILD) -o public/ui.wasm ./ui
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" public/wasm_exec.js
+	mkdir -p public/uplot
+	cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css node_modules/uplot/LICENSE public/uplot/
+	$(GO) build -o bin/dynosim ./cmd/dynosim
+
+serve: wasm
+	bin/dynosim serve --addr $(ADDR)
+
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else echo "test-browser needs Debian's chromium at $(CHROMIUM) (apt-get install chromium)"; exit 1; fi
+
+test-wasm:
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" ./core/... ./kv/... ./timing/...
+
+test-browser: wasm node_modules/playwright-core/package.json $(CHROMIUM)
+	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 ui/test/*.test.mjs
+
+bench-browser: wasm node_modules/playwright-core/package.json $(CHROMIUM)
+	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node ui/test/bench.mjs

@@ -1,0 +1,435 @@
+// Command worker is the Cloudflare Worker front end of DynoSim: an HTTP API
+// that runs the same core as the CLI and the page and stores each report under
+// an id derived from its inputs, so a run can be shared as a URL.
+//
+//	POST /v1/predict   multipart/form-data: config (YAML), trace (file, optional),
+//	                   profile (.npz, optional), set (PATH=VALUE, repeatable)
+//	GET  /v1/runs/{id} the stored report
+//	GET  /v1/health    liveness, version and limits
+//
+// The handler in this file is plain net/http and builds on every target; the
+// js/wasm main (main_js.go) serves it with github.com/syumai/workers and a
+// Workers KV namespace, the native main (main_native.go) with an in-memory
+// store for debugging. No simulation logic lives here: one call to sim.Predict.
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dynosim/dynosim-web/core/sim"
+)
+
+// Version names the product build; it is hashed into every run id so that a
+// new build never serves a report computed by an older one. The Makefile sets
+// it with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+// Store keeps reports by run id (a Workers KV namespace in production).
+type Store interface {
+	// Get returns the value and true, or nil and false if the key is unknown.
+	Get(key string) ([]byte, bool, error)
+	Put(key string, value []byte) error
+}
+
+// Options configure the handler.
+type Options struct {
+	MaxBodyBytes int64      // request body cap; 413 beyond it
+	Limits       sim.Limits // passed to every run; 413 when a run exceeds them
+	// Clock, if set, measures the run for the report's wall-clock fields.
+	// In Workers the clock does not advance during CPU work, so it is nil there
+	// and those fields stay 0.
+	Clock func() time.Time
+}
+
+// DefaultMaxBodyBytes is the request body cap when none is configured.
+const DefaultMaxBodyBytes = 32 << 20
+
+const (
+	runKeyPrefix = "run:"
+	runIDLen     = 32 // hex digits (128 bits of SHA-256)
+)
+
+// Handler serves the Worker's HTTP API.
+type Handler struct {
+	store Store
+	opt   Options
+	mu    sync.Mutex // serialises native runs; in Workers each request has its own instance
+}
+
+// NewHandler returns the API handler. store may be nil: runs then work but
+// are not stored.
+func NewHandler(store Store, opt Options) *Handler {
+	if opt.MaxBodyBytes <= 0 {
+		opt.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	return &Handler{store: store, opt: opt}
+}
+
+// ServeHTTP dispatches the API routes. Every response is JSON; errors are
+// {"error": "<one line>"}.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			// A panic is a bug, not bad input: say so rather than hang the
+			// Worker (an unrecovered panic kills the Go instance mid-request).
+			writeError(w, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", v))
+		}
+	}()
+	hd := w.Header()
+	hd.Set("Access-Control-Allow-Origin", "*")
+	hd.Set("Access-Control-Expose-Headers", "Location, X-Dynosim-Run-Id, X-Dynosim-Cache")
+	if r.Method == http.MethodOptions {
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		hd.Set("Access-Control-Allow-Headers", "Content-Type")
+		hd.Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/v1/predict":
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, "POST")
+			return
+		}
+		h.predict(w, r)
+	case strings.HasPrefix(p, "/v1/runs/"):
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, "GET")
+			return
+		}
+		h.getRun(w, strings.TrimPrefix(p, "/v1/runs/"))
+	case p == "/v1/health" || p == "/":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, "GET")
+			return
+		}
+		h.health(w)
+	default:
+		writeError(w, http.StatusNotFound, "no such endpoint: "+oneLine(p)+" (try POST /v1/predict, GET /v1/runs/{id}, GET /v1/health)")
+	}
+}
+
+func (h *Handler) health(w http.ResponseWriter) {
+	b, _ := json.Marshal(map[string]any{
+		"status":         "ok",
+		"version":        Version,
+		"storage":        h.store != nil,
+		"max_body_bytes": h.opt.MaxBodyBytes,
+		"max_requests":   h.opt.Limits.MaxRequests,
+		"max_passes":     h.opt.Limits.MaxPasses,
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(append(b, '\n'))
+}
+
+func (h *Handler) getRun(w http.ResponseWriter, id string) {
+	if !validRunID(id) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown run id %q (ids are %d hex digits)", oneLine(id), runIDLen))
+		return
+	}
+	if h.store == nil {
+		writeError(w, http.StatusNotFound, "unknown run id "+id+" (this service stores no runs)")
+		return
+	}
+	b, ok, err := h.store.Get(runKeyPrefix + id)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "storage unavailable: "+oneLine(err.Error()))
+		return
+	}
+	if !ok {
+		writeError(w, http.StatusNotFound, "unknown run id "+id)
+		return
+	}
+	writeReport(w, http.StatusOK, id, "hit", b)
+}
+
+// inputs are the fields of one POST /v1/predict.
+type inputs struct {
+	config, trace, profile             []byte
+	configName, traceName, profileName string
+	sets                               []string
+	hasConfig, hasTrace, hasProfile    bool
+	traceNameField                     string // explicit trace_name field
+}
+
+func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > h.opt.MaxBodyBytes {
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, h.opt.MaxBodyBytes))
+		return
+	}
+	in, status, msg := h.readInputs(w, r)
+	if status != 0 {
+		writeError(w, status, msg)
+		return
+	}
+	id := runID(in)
+	if h.store != nil {
+		b, ok, err := h.store.Get(runKeyPrefix + id)
+		if err == nil && ok {
+			writeReport(w, http.StatusOK, id, "hit", b)
+			return
+		}
+	}
+	b, err := h.run(in)
+	if err != nil {
+		status := http.StatusBadRequest
+		if isTooLarge(err) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeError(w, status, err.Error())
+		return
+	}
+	cache := "miss"
+	if h.store != nil {
+		if err := h.store.Put(runKeyPrefix+id, b); err != nil {
+			cache = "miss; not stored: " + oneLine(err.Error())
+		}
+	} else {
+		cache = "miss; not stored"
+	}
+	writeReport(w, http.StatusOK, id, cache, b)
+}
+
+// run calls the core once.
+func (h *Handler) run(in *inputs) ([]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var start time.Time
+	if h.opt.Clock != nil {
+		start = h.opt.Clock()
+	}
+	rep, err := sim.Predict(sim.Inputs{
+		Config:      in.config,
+		ConfigName:  in.configName,
+		Sets:        in.sets,
+		Trace:       in.trace,
+		TraceName:   in.traceName,
+		Profile:     in.profile,
+		ProfileName: in.profileName,
+		Limits:      h.opt.Limits,
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if rep == nil {
+		return nil, errors.New("the simulator returned no report")
+	}
+	if h.opt.Clock != nil {
+		rep.SetWallTime(float64(h.opt.Clock().Sub(start).Nanoseconds()) / 1e6)
+	}
+	b, err := rep.JSON()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		b = append(b, '\n') // same bytes as the CLI's stdout
+	}
+	return b, nil
+}
+
+// readInputs reads the multipart body. A non-zero status is an error answer.
+func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request) (*inputs, int, string) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, http.StatusBadRequest, "expected a multipart/form-data body with fields config, trace (optional), profile (optional), e.g. curl -F config=@config.yaml -F trace=@trace.jsonl"
+	}
+	body := http.MaxBytesReader(w, r.Body, h.opt.MaxBodyBytes)
+	defer body.Close()
+	mr := multipart.NewReader(body, params["boundary"])
+	in := &inputs{}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			st, msg := bodyErr(err, r.ContentLength, h.opt.MaxBodyBytes)
+			return nil, st, msg
+		}
+		name := part.FormName()
+		var buf bytes.Buffer
+		if _, err := buf.ReadFrom(part); err != nil {
+			st, msg := bodyErr(err, r.ContentLength, h.opt.MaxBodyBytes)
+			return nil, st, msg
+		}
+		file := baseName(part.FileName())
+		switch name {
+		case "config":
+			if in.hasConfig {
+				return nil, http.StatusBadRequest, "field config given twice"
+			}
+			in.config, in.configName, in.hasConfig = buf.Bytes(), or(file, "config.yaml"), true
+		case "trace":
+			if in.hasTrace {
+				return nil, http.StatusBadRequest, "field trace given twice"
+			}
+			in.trace, in.traceName, in.hasTrace = nonNil(buf.Bytes()), or(file, "trace.jsonl"), true
+		case "trace_name": // names a trace sent as a plain field (its extension picks the format)
+			in.traceNameField = baseName(strings.TrimSpace(buf.String()))
+		case "profile":
+			if in.hasProfile {
+				return nil, http.StatusBadRequest, "field profile given twice"
+			}
+			in.profile, in.profileName, in.hasProfile = nonNil(buf.Bytes()), or(file, "profile.npz"), true
+		case "set":
+			in.sets = append(in.sets, strings.TrimSpace(buf.String()))
+		default:
+			return nil, http.StatusBadRequest, fmt.Sprintf("unknown form field %q (expected config, trace, trace_name, profile, set)", oneLine(name))
+		}
+	}
+	if !in.hasConfig {
+		return nil, http.StatusBadRequest, `missing form field config (YAML text; "{}" selects every default)`
+	}
+	if in.hasTrace && in.traceNameField != "" {
+		in.traceName = in.traceNameField
+	}
+	return in, 0, ""
+}
+
+func bodyErr(err error, got, max int64) (int, string) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return http.StatusRequestEntityTooLarge, tooLarge(got, max)
+	}
+	return http.StatusBadRequest, "malformed multipart body: " + oneLine(err.Error())
+}
+
+func tooLarge(got, max int64) string {
+	size := "the request body"
+	if got > 0 {
+		size = fmt.Sprintf("the request body (%d bytes)", got)
+	}
+	return fmt.Sprintf("%s exceeds this service's limit of %d bytes: run large workloads with the dynosim CLI or the web page", size, max)
+}
+
+// isTooLarge tells a run refused by sim.Limits from bad input.
+func isTooLarge(err error) bool { return errors.Is(err, sim.ErrTooLarge) }
+
+// runID is the content hash of the inputs and the product version:
+// SHA-256 over length-prefixed fields, first 128 bits in hex.
+func runID(in *inputs) string {
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field([]byte("dynosim-run/v1"))
+	field([]byte(Version))
+	field(in.config)
+	field([]byte(in.configName))
+	field(in.trace)
+	field([]byte(in.traceName))
+	field(in.profile)
+	field([]byte(in.profileName))
+	for _, s := range in.sets {
+		field([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:runIDLen]
+}
+
+func validRunID(id string) bool {
+	if len(id) != runIDLen {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func writeReport(w http.ResponseWriter, status int, id, cache string, b []byte) {
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Location", "/v1/runs/"+id)
+	hd.Set("X-Dynosim-Run-Id", id)
+	hd.Set("X-Dynosim-Cache", cache)
+	hd.Set("Cache-Control", "public, max-age=31536000, immutable")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]string{"error": oneLine(msg)})
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow+", OPTIONS")
+	writeError(w, http.StatusMethodNotAllowed, "method not allowed (use "+allow+")")
+}
+
+// oneLine folds whitespace runs (including newlines) into single spaces.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func baseName(name string) string {
+	if name == "" {
+		return ""
+	}
+	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
+	if name == "." || name == "/" {
+		return ""
+	}
+	return name
+}
+
+// nonNil keeps an empty upload distinct from a missing one.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// memStore is an in-memory Store for the native server and tests.
+type memStore struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func newMemStore() *memStore { return &memStore{m: map[string][]byte{}} }
+
+func (s *memStore) Get(key string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.m[key]
+	return b, ok, nil
+}
+
+func (s *memStore) Put(key string, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[key] = bytes.Clone(value)
+	return nil
+}

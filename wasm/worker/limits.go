@@ -1,0 +1,25 @@
+package main
+
+import "github.com/dynosim/dynosim-web/core/sim"
+
+// DefaultCPUBudgetMs is the Workers CPU time a run may use when CPU_BUDGET_MS
+// is unset: the default limit of the Workers paid plan (30 s per request).
+const DefaultCPUBudgetMs = 30_000
+
+// Throughput of the core compiled to wasm, measured on workerd (see
+// docs/worker.md), with a safety factor of ~2: simulated requests and engine
+// passes per CPU millisecond.
+const (
+	requestsPerCPUms = 2
+	passesPerCPUms   = 20
+)
+
+// LimitsForBudget derives the per-run caps from a CPU budget in milliseconds,
+// so a run that would exceed the budget fails fast with 413 instead of being
+// killed by the runtime. A budget ≤ 0 means unlimited.
+func LimitsForBudget(ms int) sim.Limits {
+	if ms <= 0 {
+		return sim.Limits{}
+	}
+	return sim.Limits{MaxRequests: ms * requestsPerCPUms, MaxPasses: ms * passesPerCPUms}
+}

@@ -1,0 +1,117 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"syscall/js"
+
+	"github.com/syumai/workers"
+)
+
+// KVBinding is the Workers KV namespace binding that stores reports
+// (declared in build/wrangler.jsonc).
+const KVBinding = "RUNS"
+
+func main() {
+	env := js.Global().Get("context").Get("env")
+	var store Store
+	if ns := env.Get(KVBinding); ns.Truthy() {
+		store = &kvStore{ns: ns, ttl: envInt(env, "RUN_TTL_SECONDS", 0)}
+	}
+	workers.Serve(NewHandler(store, optionsFromEnv(env)))
+}
+
+// optionsFromEnv reads the limits from the Worker's vars (all optional):
+// MAX_BODY_BYTES, CPU_BUDGET_MS, MAX_REQUESTS, MAX_PASSES.
+func optionsFromEnv(env js.Value) Options {
+	budget := envInt(env, "CPU_BUDGET_MS", DefaultCPUBudgetMs)
+	lim := LimitsForBudget(budget)
+	if v := envInt(env, "MAX_REQUESTS", -1); v >= 0 {
+		lim.MaxRequests = v
+	}
+	if v := envInt(env, "MAX_PASSES", -1); v >= 0 {
+		lim.MaxPasses = v
+	}
+	return Options{
+		MaxBodyBytes: int64(envInt(env, "MAX_BODY_BYTES", DefaultMaxBodyBytes)),
+		Limits:       lim,
+		// No Clock: Workers freeze Date.now() during CPU work, so a measured
+		// wall time would read 0 anyway; the wall-clock fields stay 0.
+	}
+}
+
+func envInt(env js.Value, name string, def int) int {
+	v := env.Get(name)
+	switch v.Type() {
+	case js.TypeNumber:
+		return v.Int()
+	case js.TypeString:
+		if n, err := strconv.Atoi(v.String()); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+// kvStore is a Store over a Workers KV namespace.
+type kvStore struct {
+	ns  js.Value
+	ttl int // seconds; 0 keeps reports forever
+}
+
+var uint8Array = js.Global().Get("Uint8Array")
+
+func (s *kvStore) Get(key string) ([]byte, bool, error) {
+	opts := js.Global().Get("Object").New()
+	opts.Set("type", "arrayBuffer")
+	v, err := await(s.ns.Call("get", key, opts))
+	if err != nil {
+		return nil, false, err
+	}
+	if v.IsNull() || v.IsUndefined() {
+		return nil, false, nil
+	}
+	u := uint8Array.New(v)
+	b := make([]byte, u.Get("length").Int())
+	js.CopyBytesToGo(b, u)
+	return b, true, nil
+}
+
+func (s *kvStore) Put(key string, value []byte) error {
+	u := uint8Array.New(len(value))
+	js.CopyBytesToJS(u, value)
+	opts := js.Undefined()
+	if s.ttl >= 60 { // KV's minimum expirationTtl
+		o := js.Global().Get("Object").New()
+		o.Set("expirationTtl", s.ttl)
+		opts = o
+	}
+	_, err := await(s.ns.Call("put", key, u.Get("buffer"), opts))
+	return err
+}
+
+// await blocks the calling goroutine until the promise settles; the Go
+// runtime yields to the JavaScript event loop meanwhile.
+func await(p js.Value) (js.Value, error) {
+	type result struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan result, 1)
+	var then, catch js.Func
+	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- result{v: args[0]}
+		return nil
+	})
+	catch = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- result{err: fmt.Errorf("%s", args[0].Call("toString").String())}
+		return nil
+	})
+	p.Call("then", then, catch)
+	r := <-ch
+	then.Release()
+	catch.Release()
+	return r.v, r.err
+}
