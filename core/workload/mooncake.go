@@ -16,17 +16,37 @@ import (
 // row is one Mooncake JSONL line; numbers are kept raw so we can name the
 // field that is wrong.
 type row struct {
-	Timestamp      json.Number   `json:"timestamp"`
-	CreatedTime    json.Number   `json:"created_time"`
-	InputLength    json.Number   `json:"input_length"`
-	InputTokens    json.Number   `json:"input_tokens"`
-	OutputLength   json.Number   `json:"output_length"`
-	OutputTokens   json.Number   `json:"output_tokens"`
-	OutputTokenIDs []json.Number `json:"output_token_ids"`
-	HashIDs        []json.Number `json:"hash_ids"`
-	SessionID      any           `json:"session_id"`
-	Delay          json.Number   `json:"delay"`
-	DelayMs        json.Number   `json:"delay_ms"`
+	Timestamp      json.RawMessage `json:"timestamp"`
+	CreatedTime    json.RawMessage `json:"created_time"`
+	InputLength    json.RawMessage `json:"input_length"`
+	InputTokens    json.RawMessage `json:"input_tokens"`
+	OutputLength   json.RawMessage `json:"output_length"`
+	OutputTokens   json.RawMessage `json:"output_tokens"`
+	OutputTokenIDs json.RawMessage `json:"output_token_ids"`
+	HashIDs        json.RawMessage `json:"hash_ids"`
+	SessionID      json.RawMessage `json:"session_id"`
+	Delay          json.RawMessage `json:"delay"`
+	DelayMs        json.RawMessage `json:"delay_ms"`
+}
+
+// numbers decodes a JSON array of numbers, keeping their literals.
+func numbers(raw json.RawMessage) ([]json.Number, error) {
+	var out []json.Number
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("must be a list of numbers")
+	}
+	return out, nil
+}
+
+// number returns a JSON number literal; null or absent give "".
+func number(raw json.RawMessage) (json.Number, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
+		return "", fmt.Errorf("must be a number, got %s", clip(string(raw)))
+	}
+	return json.Number(raw), nil
 }
 
 // MaxTraceBytes bounds a trace read from memory (the page, the Worker).
@@ -63,11 +83,15 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 			}
 			return nil, fail("invalid JSON: %v", err)
 		}
-		if r.HashIDs == nil {
+		if len(r.HashIDs) == 0 || string(r.HashIDs) == "null" {
 			return nil, fail("hash_ids: missing")
 		}
-		blocks := make([]uint32, len(r.HashIDs))
-		for i, h := range r.HashIDs {
+		hashIDs, err := numbers(r.HashIDs)
+		if err != nil {
+			return nil, fail("hash_ids: %v", err)
+		}
+		blocks := make([]uint32, len(hashIDs))
+		for i, h := range hashIDs {
 			v, err := strconv.ParseUint(h.String(), 10, 64)
 			if err != nil {
 				return nil, fail("hash_ids[%d]: must be an integer ≥ 0, got %s", i, h)
@@ -80,12 +104,19 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 			blocks[i] = id
 		}
 		capacity := len(blocks) * traceBlock
-		in, err := intField(first(r.InputLength, r.InputTokens), capacity)
+		inNum, err := number(first(r.InputLength, r.InputTokens))
+		if err != nil {
+			return nil, fail("input_length: %v", err)
+		}
+		in, err := intField(inNum, capacity)
 		if err != nil {
 			return nil, fail("input_length: %v", err)
 		}
 		in = min(in, capacity) // the trace's length may exceed its hashed part
-		outNum := first(r.OutputLength, r.OutputTokens)
+		outNum, err := number(first(r.OutputLength, r.OutputTokens))
+		if err != nil {
+			return nil, fail("output_length: %v", err)
+		}
 		if outNum == "" {
 			return nil, fail("output_length: missing")
 		}
@@ -94,12 +125,16 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 			return nil, fail("output_length: %v", err)
 		}
 		t := Turn{Input: in, Output: out, Blocks: blocks}
-		if r.OutputTokenIDs != nil {
-			if len(r.OutputTokenIDs) != out {
-				return nil, fail("output_token_ids: length %d, want output_length %d", len(r.OutputTokenIDs), out)
+		if len(r.OutputTokenIDs) > 0 && string(r.OutputTokenIDs) != "null" {
+			ids, err := numbers(r.OutputTokenIDs)
+			if err != nil {
+				return nil, fail("output_token_ids: %v", err)
+			}
+			if len(ids) != out {
+				return nil, fail("output_token_ids: length %d, want output_length %d", len(ids), out)
 			}
 			t.Planned = make([]uint32, out)
-			for i, x := range r.OutputTokenIDs {
+			for i, x := range ids {
 				v, err := strconv.ParseUint(x.String(), 10, 32)
 				if err != nil {
 					return nil, fail("output_token_ids[%d]: must be a uint32, got %s", i, x)
@@ -107,14 +142,20 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 				t.Planned[i] = uint32(v)
 			}
 		}
-		tsNum := first(r.Timestamp, r.CreatedTime)
+		tsNum, err := number(first(r.Timestamp, r.CreatedTime))
+		if err != nil {
+			return nil, fail("timestamp: %v", err)
+		}
 		ts, hasTS := 0.0, tsNum != ""
 		if hasTS {
 			if ts, err = floatField(tsNum); err != nil {
 				return nil, fail("timestamp: %v", err)
 			}
 		}
-		delayNum := first(r.Delay, r.DelayMs)
+		delayNum, err := number(first(r.Delay, r.DelayMs))
+		if err != nil {
+			return nil, fail("delay: %v", err)
+		}
 		delay, hasDelay := 0.0, delayNum != ""
 		if hasDelay {
 			if delay, err = floatField(delayNum); err != nil {
@@ -123,8 +164,8 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 		}
 
 		key := fmt.Sprintf("request_%d", line)
-		if r.SessionID != nil {
-			key = fmt.Sprint("s:", r.SessionID)
+		if len(r.SessionID) > 0 && string(r.SessionID) != "null" {
+			key = "s:" + string(r.SessionID)
 		}
 		si, seen := sessions[key]
 		if !seen {
@@ -164,8 +205,8 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 	return w, nil
 }
 
-func first(a, b json.Number) json.Number {
-	if a != "" {
+func first(a, b json.RawMessage) json.RawMessage {
+	if len(a) > 0 {
 		return a
 	}
 	return b
