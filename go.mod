@@ -10,6 +10,7 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/syumai/workers v0.32.0 // indirect
 	github.com/vugu/html v0.0.0-20190914200101-c62dc20b8289 // indirect
+	github.com/vugu/vjson v0.0.0-20200505061711-f9cbed27d3d9 // indirect
 	github.com/vugu/vugu v0.4.0 // indirect
 	github.com/vugu/xxhash v0.0.0-20191111030615-ed24d0179019 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// requestColumns is the display order of per-request fields; unknown fields
+// follow in the order they first appear.
+var requestColumns = []string{
+	"uuid", "worker", "arrival_time_ms", "input_length", "output_length",
+	"reused_input_tokens", "ttft_ms", "itl_ms", "e2e_latency_ms", "terminal_status",
+}
+
+// RequestTable holds parsed per-request records for the paged, sortable
+// table. Only one page of rows is ever put in the DOM.
+type RequestTable struct {
+	Columns []string
+	Rows    [][]cell
+	SortCol int
+	SortAsc bool
+	Page    int
+}
+
+type cell struct {
+	s   string
+	num float64
+	isN bool
+}
+
+// PageSize is the number of rows rendered at once.
+const PageSize = 50
+
+// parseRequests reads the per-request JSONL the simulator emits.
+func parseRequests(jsonl []byte) (*RequestTable, error) {
+	t := &RequestTable{SortCol: -1, SortAsc: true}
+	index := map[string]int{}
+	for _, c := range requestColumns {
+		index[c] = -1
+	}
+	var recs []map[string]json.RawMessage
+	var seen []string
+	for n, line := range bytes.Split(jsonl, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		m := map[string]json.RawMessage{}
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("requests.jsonl:%d: %v", n+1, err)
+		}
+		if len(recs) == 0 {
+			seen = orderedKeys(line)
+		}
+		recs = append(recs, m)
+	}
+	for _, c := range requestColumns {
+		if slices.Contains(seen, c) {
+			t.Columns = append(t.Columns, c)
+		}
+	}
+	for _, c := range seen {
+		if !slices.Contains(t.Columns, c) {
+			t.Columns = append(t.Columns, c)
+		}
+	}
+	for _, m := range recs {
+		row := make([]cell, len(t.Columns))
+		for i, c := range t.Columns {
+			row[i] = parseCell(m[c])
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+// orderedKeys lists an object's keys in document order.
+func orderedKeys(obj []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	var keys []string
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := tok.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+func parseCell(raw json.RawMessage) cell {
+	if len(raw) == 0 {
+		return cell{}
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return cell{s: s}
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return cell{s: string(raw), num: f, isN: true}
+	}
+	return cell{s: string(raw)}
+}
+
+// Sort orders rows by column col; sorting by the same column again flips
+// the direction. The sort is stable, so ties keep their previous order.
+func (t *RequestTable) Sort(col int) {
+	if col == t.SortCol {
+		t.SortAsc = !t.SortAsc
+	} else {
+		t.SortCol, t.SortAsc = col, true
+	}
+	asc := t.SortAsc
+	slices.SortStableFunc(t.Rows, func(a, b []cell) int {
+		x, y := a[col], b[col]
+		var r int
+		if x.isN && y.isN {
+			switch {
+			case x.num < y.num:
+				r = -1
+			case x.num > y.num:
+				r = 1
+			}
+		} else {
+			r = strings.Compare(x.s, y.s)
+		}
+		if !asc {
+			r = -r
+		}
+		return r
+	})
+	t.Page = 0
+}
+
+// Pages is the number of pages.
+func (t *RequestTable) Pages() int { return max(1, (len(t.Rows)+PageSize-1)/PageSize) }
+
+// PageRows returns the rows of the current page as display strings.
+func (t *RequestTable) PageRows() [][]string {
+	lo := min(t.Page*PageSize, len(t.Rows))
+	hi := min(lo+PageSize, len(t.Rows))
+	out := make([][]string, 0, hi-lo)
+	for _, r := range t.Rows[lo:hi] {
+		row := make([]string, len(r))
+		for i, c := range r {
+			if c.isN && c.num != float64(int64(c.num)) {
+				row[i] = strconv.FormatFloat(c.num, 'f', 3, 64)
+			} else {
+				row[i] = c.s
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// SetPage moves to page p, clamped to the valid range.
+func (t *RequestTable) SetPage(p int) { t.Page = max(0, min(p, t.Pages()-1)) }
+
+// CSV renders every row (in the current order) as CSV.
+func (t *RequestTable) CSV() string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	_ = w.Write(t.Columns)
+	for _, r := range t.Rows {
+		rec := make([]string, len(r))
+		for i, c := range r {
+			rec[i] = c.s
+		}
+		_ = w.Write(rec)
+	}
+	w.Flush()
+	return b.String()
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// SummaryRow is one metric of the summary table, with the previous run's
+// value for the compare view.
+type SummaryRow struct {
+	Key, Value, Prev, Delta string
+}
+
+// summaryOrder puts the headline metrics first (AIPerf-style); the rest
+// follow alphabetically.
+var summaryOrder = []string{
+	"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
+	"duration_ms", "request_throughput_rps", "output_throughput_tok_s",
+	"prefix_cache_reused_ratio", "mean_ttft_ms", "p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms",
+	"mean_tpot_ms", "mean_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "p99_e2e_latency_ms",
+	"num_preemptions",
+}
+
+// parseSummary extracts the summary map from report JSON.
+func parseSummary(reportJSON []byte) (map[string]float64, error) {
+	var r struct {
+		Summary map[string]float64 `json:"summary"`
+	}
+	if err := json.Unmarshal(reportJSON, &r); err != nil {
+		return nil, err
+	}
+	return r.Summary, nil
+}
+
+// summaryRows builds the table rows; prev may be nil.
+func summaryRows(cur, prev map[string]float64) []SummaryRow {
+	keys := make([]string, 0, len(cur))
+	rank := map[string]int{}
+	for i, k := range summaryOrder {
+		rank[k] = i
+	}
+	for k := range cur {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		ri, iok := rank[keys[i]]
+		rj, jok := rank[keys[j]]
+		switch {
+		case iok && jok:
+			return ri < rj
+		case iok != jok:
+			return iok
+		}
+		return keys[i] < keys[j]
+	})
+	rows := make([]SummaryRow, 0, len(keys))
+	for _, k := range keys {
+		row := SummaryRow{Key: k, Value: formatNum(cur[k])}
+		if prev != nil {
+			if p, ok := prev[k]; ok {
+				row.Prev = formatNum(p)
+				if p != 0 {
+					row.Delta = fmt.Sprintf("%+.1f%%", (cur[k]-p)/math.Abs(p)*100)
+				} else if cur[k] != 0 {
+					row.Delta = "new"
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func formatNum(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"github.com/dynosim/dynosim-web/core/config"
+	"strings"
+	"testing"
+)
+
+func TestRequestTable(t *testing.T) {
+	jsonl := `{"uuid":3,"worker":1,"ttft_ms":2.5,"terminal_status":"completed","extra":true}
+{"uuid":1,"worker":0,"ttft_ms":10,"terminal_status":"completed","extra":false}
+{"uuid":2,"worker":1,"ttft_ms":1.25,"terminal_status":"rejected","extra":true}
+`
+	tab, err := parseRequests([]byte(jsonl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(tab.Columns, ","); got != "uuid,worker,ttft_ms,terminal_status,extra" {
+		t.Fatalf("columns = %s", got)
+	}
+	tab.Sort(2) // ttft ascending
+	if got := tab.PageRows()[0][0]; got != "2" {
+		t.Errorf("first uuid by ttft = %s, want 2", got)
+	}
+	tab.Sort(2) // descending
+	if got := tab.PageRows()[0][0]; got != "1" {
+		t.Errorf("first uuid by ttft desc = %s, want 1", got)
+	}
+	if got := tab.PageRows()[1][2]; got != "2.500" {
+		t.Errorf("formatted ttft = %s", got)
+	}
+	csv := tab.CSV()
+	if !strings.HasPrefix(csv, "uuid,worker,ttft_ms,terminal_status,extra\n1,0,10,completed,false\n") {
+		t.Errorf("csv = %q", csv)
+	}
+	if _, err := parseRequests([]byte("{bad\n")); err == nil {
+		t.Error("bad JSONL accepted")
+	}
+}
+
+func TestPaging(t *testing.T) {
+	var b strings.Builder
+	for i := range 120 {
+		b.WriteString(`{"uuid":` + string(rune('0'+i%10)) + "}\n")
+	}
+	tab, _ := parseRequests([]byte(b.String()))
+	if tab.Pages() != 3 {
+		t.Fatalf("pages = %d", tab.Pages())
+	}
+	tab.SetPage(9)
+	if tab.Page != 2 || len(tab.PageRows()) != 20 {
+		t.Errorf("last page = %d with %d rows", tab.Page, len(tab.PageRows()))
+	}
+}
+
+func TestSummaryRows(t *testing.T) {
+	rows := summaryRows(map[string]float64{"zeta": 1, "mean_ttft_ms": 12.5, "num_requests": 10},
+		map[string]float64{"mean_ttft_ms": 10, "num_requests": 10})
+	if rows[0].Key != "num_requests" || rows[1].Key != "mean_ttft_ms" || rows[2].Key != "zeta" {
+		t.Fatalf("order = %+v", rows)
+	}
+	if rows[1].Delta != "+25.0%" || rows[1].Value != "12.500" || rows[0].Value != "10" {
+		t.Errorf("row = %+v", rows[1])
+	}
+}
+
+func TestShareFragment(t *testing.T) {
+	frag := shareFragment("a: 1\n# ü", "synthetic")
+	cfg, sample := parseFragment(frag)
+	if cfg != "a: 1\n# ü" || sample != "synthetic" {
+		t.Errorf("round trip = %q %q (fragment %q)", cfg, sample, frag)
+	}
+	if cfg, sample := parseFragment("#sample=bogus"); cfg != "" || sample != "" {
+		t.Errorf("bogus sample accepted: %q %q", cfg, sample)
+	}
+}
+
+func TestPresets(t *testing.T) {
+	for _, p := range Presets {
+		if presetYAML(p.Name) == "" {
+			t.Errorf("preset %s empty", p.Name)
+		}
+	}
+	if !strings.Contains(presetYAML("1-worker"), "replicas: 1") {
+		t.Error("1-worker preset")
+	}
+}
+
+func TestPresetsParse(t *testing.T) {
+	for _, p := range Presets {
+		if _, err := config.Parse(p.Name+".yaml", []byte(p.YAML), nil); err != nil {
+			t.Errorf("preset %s: %v", p.Name, err)
+		}
+	}
+}

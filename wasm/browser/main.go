@@ -1,0 +1,137 @@
+//go:build js && wasm
+
+// Command browser is the simulator's entry point inside a Web Worker. It is
+// glue only: it registers dynosimPredict on the worker's global object, turns
+// the JavaScript arguments into sim.Inputs, forwards progress to the worker
+// script at a bounded rate and returns the report JSON or a one-line error.
+//
+// Cancel is done by the page: it terminates the Worker (Go wasm cannot yield
+// while Predict runs) and starts a fresh one.
+package main
+
+import (
+	"syscall/js"
+	"time"
+
+	"github.com/dynosim/dynosim-web/core/sim"
+)
+
+// progressEvery bounds the rate of progress messages (wall time).
+const progressEvery = 100 * time.Millisecond
+
+func main() {
+	js.Global().Set("dynosimPredict", js.FuncOf(predict))
+	js.Global().Set("dynosimValidate", js.FuncOf(validate))
+	if ready := js.Global().Get("dynosimReady"); ready.Type() == js.TypeFunction {
+		ready.Invoke()
+	}
+	select {}
+}
+
+// predict(req, onProgress) → {json, table, requests} or {error}.
+// req: {config: string, configName, trace: Uint8Array|string, traceName,
+// profile: Uint8Array, profileName, capturePerRequest: bool}.
+func predict(this js.Value, args []js.Value) (result any) {
+	defer func() {
+		if r := recover(); r != nil {
+			result = errResult(panicMessage(r))
+		}
+	}()
+	if len(args) < 1 {
+		return errResult("dynosimPredict: missing request")
+	}
+	req := args[0]
+	var onProgress js.Value
+	if len(args) > 1 && args[1].Type() == js.TypeFunction {
+		onProgress = args[1]
+	}
+	in := sim.Inputs{
+		Config:            bytesOf(req.Get("config")),
+		ConfigName:        stringOr(req.Get("configName"), "config.yaml"),
+		Trace:             bytesOf(req.Get("trace")),
+		TraceName:         stringOr(req.Get("traceName"), ""),
+		Profile:           bytesOf(req.Get("profile")),
+		ProfileName:       stringOr(req.Get("profileName"), ""),
+		CapturePerRequest: req.Get("capturePerRequest").Truthy(),
+	}
+	if len(in.Trace) > 0 && in.TraceName == "" {
+		in.TraceName = "trace.jsonl"
+	}
+	if len(in.Profile) > 0 && in.ProfileName == "" {
+		in.ProfileName = "profile.npz"
+	}
+
+	start := time.Now()
+	last := start
+	var cb func(sim.Progress) bool
+	if onProgress.Truthy() {
+		cb = func(p sim.Progress) bool {
+			now := time.Now()
+			if now.Sub(last) < progressEvery {
+				return true
+			}
+			last = now
+			onProgress.Invoke(p.SimTimeMs, p.Done, p.Total, float64(now.Sub(start))/1e6)
+			return true
+		}
+	}
+	rep, err := sim.Predict(in, cb)
+	if err != nil {
+		return errResult(err.Error())
+	}
+	rep.SetWallTime(float64(time.Since(start).Microseconds()) / 1000)
+	out, err := rep.JSON()
+	if err != nil {
+		return errResult(err.Error())
+	}
+	res := map[string]any{"json": string(out), "table": rep.Table()}
+	if in.CapturePerRequest {
+		res["requests"] = string(rep.RequestsJSONL())
+	}
+	return js.ValueOf(res)
+}
+
+func errResult(msg string) js.Value {
+	return js.ValueOf(map[string]any{"error": oneLine(msg)})
+}
+
+// blobChunk is how much of a Blob is read at a time.
+const blobChunk = 4 << 20
+
+// bytesOf copies a Uint8Array, ArrayBuffer, string or Blob (File) into Go
+// memory once. A Blob is read in chunks with FileReaderSync, so a dropped
+// file goes from disk to Go memory without a whole copy on the JS heap.
+func bytesOf(v js.Value) []byte {
+	switch v.Type() {
+	case js.TypeString:
+		return []byte(v.String())
+	case js.TypeObject:
+		if blob := js.Global().Get("Blob"); blob.Truthy() && v.InstanceOf(blob) {
+			size := v.Get("size").Int()
+			b := make([]byte, size)
+			reader := js.Global().Get("FileReaderSync").New()
+			u8 := js.Global().Get("Uint8Array")
+			for off := 0; off < size; off += blobChunk {
+				end := min(off+blobChunk, size)
+				buf := reader.Call("readAsArrayBuffer", v.Call("slice", off, end))
+				js.CopyBytesToGo(b[off:end], u8.New(buf))
+			}
+			return b
+		}
+		if v.InstanceOf(js.Global().Get("ArrayBuffer")) {
+			v = js.Global().Get("Uint8Array").New(v)
+		}
+		n := v.Get("length").Int()
+		b := make([]byte, n)
+		js.CopyBytesToGo(b, v)
+		return b
+	}
+	return nil
+}
+
+func stringOr(v js.Value, def string) string {
+	if v.Type() == js.TypeString && v.String() != "" {
+		return v.String()
+	}
+	return def
+}
