@@ -87,7 +87,7 @@ func measuredTable(t testing.TB) (string, []float64) {
 // Layouts for the prediction table: the smallest TP that fits bf16
 // weights with room for KV at memory_fraction 0.9.
 var predictionRows = []struct {
-	gpu      string
+	gpu       string
 	tp8, tp70 int
 }{
 	{"h100_sxm", 1, 4}, {"h200_sxm", 1, 2}, {"b200", 1, 1}, {"a100_80gb", 1, 4},
