@@ -348,3 +348,6 @@ func num(v float64) string {
 	}
 	return res
 }
+
+// Requests returns the captured per-request records, in arrival order.
+func (r *Report) Requests() []RequestRecord { return r.requests }

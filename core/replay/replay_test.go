@@ -1,0 +1,216 @@
+package replay
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/workload"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+func workers(t *testing.T, n int, cfg engine.Config) []*engine.Worker {
+	t.Helper()
+	var ws []*engine.Worker
+	for range n {
+		w, err := engine.NewWorker(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+func trace(t *testing.T, text string, block int) *workload.Workload {
+	t.Helper()
+	w, err := workload.ReadMooncake("t.jsonl", []byte(text), block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// H3: round robin over 4 workers.
+func TestH3RoundRobin(t *testing.T) {
+	r := NewRoundRobin(4, 1)
+	var got []int
+	for range 5 {
+		w, _ := r.Route(0)
+		got = append(got, w)
+	}
+	if !slices.Equal(got, []int{0, 1, 2, 3, 0}) {
+		t.Fatalf("dispatch %v", got)
+	}
+	r = NewRoundRobin(2, 3)
+	var ranks []int
+	for range 6 {
+		_, k := r.Route(0)
+		ranks = append(ranks, k)
+	}
+	if !slices.Equal(ranks, []int{0, 0, 1, 1, 2, 2}) {
+		t.Fatalf("ranks %v", ranks)
+	}
+}
+
+func TestRandomRouterIsSeeded(t *testing.T) {
+	pick := func(seed uint64) []int {
+		r := NewRandom(4, 1, seed)
+		var out []int
+		for range 32 {
+			w, _ := r.Route(0)
+			out = append(out, w)
+		}
+		return out
+	}
+	a, b, c := pick(1), pick(1), pick(2)
+	if !slices.Equal(a, b) || slices.Equal(a, c) {
+		t.Fatalf("seeded picks %v %v %v", a, b, c)
+	}
+}
+
+// H4: two round-robin workers, staggered arrivals.
+func TestH4TwoWorkers(t *testing.T) {
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 32, MaxBatchedTokens: 8, MaxSeqs: 2, ChunkedPrefill: true, Model: timing.Polynomial{}}
+	wl := trace(t, `{"timestamp":100,"input_length":8,"output_length":4,"hash_ids":[1,2]}
+{"timestamp":100,"input_length":16,"output_length":2,"hash_ids":[3,4,5,6]}
+{"timestamp":101,"input_length":8,"output_length":2,"hash_ids":[7,8]}
+{"timestamp":101,"input_length":8,"output_length":2,"hash_ids":[9,10]}`, 4)
+	rep, err := Run(wl, workers(t, 2, cfg), NewRoundRobin(2, 1), Options{Capture: true, GPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary
+	if s["completed_requests"] != 4 || s["total_input_tokens"] != 40 || s["total_output_tokens"] != 10 {
+		t.Fatalf("summary %v", s)
+	}
+	recs := captured(t, rep)
+	arr := []float64{recs[0].ArrivalTimeMs, recs[1].ArrivalTimeMs, recs[2].ArrivalTimeMs, recs[3].ArrivalTimeMs}
+	if !slices.Equal(arr, []float64{0, 0, 1, 1}) {
+		t.Fatalf("arrivals %v", arr)
+	}
+	if recs[2].FirstAdmitMs < recs[0].FirstTokenMs || recs[3].FirstAdmitMs < recs[1].FirstTokenMs || recs[2].FirstAdmitMs > recs[3].FirstAdmitMs {
+		t.Fatalf("admissions %+v", recs)
+	}
+}
+
+func captured(t *testing.T, rep *report.Report) []report.RequestRecord {
+	t.Helper()
+	return rep.Requests()
+}
+
+// H7: TRT-LLM single worker, concurrency 1, an oversized request rejected.
+func TestH7TRTLLMRejects(t *testing.T) {
+	cfg := engine.Config{Policy: engine.TRTLLM, BlockSize: 4, NumBlocks: 4, MaxBatchedTokens: 64, MaxSeqs: 4,
+		ChunkedPrefill: true, PrefixCaching: true, Model: timing.Polynomial{}, Scale: timing.Scale{Speedup: 1000, DecodeSpeedup: 1}}
+	wl := trace(t, `{"timestamp":0,"input_length":20,"output_length":8,"hash_ids":[1,2,3,4,5]}
+{"timestamp":0,"input_length":4,"output_length":4,"hash_ids":[1]}`, 4)
+	rep, err := Run(wl, workers(t, 1, cfg), NewRoundRobin(1, 1), Options{Load: Load{Kind: Concurrency, Concurrency: 1}, GPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary
+	if s["num_requests"] != 2 || s["completed_requests"] != 1 || s["total_output_tokens"] != 4 {
+		t.Fatalf("summary %v", s)
+	}
+}
+
+// H8: the soft virtual-time cap.
+func TestH8MaxTime(t *testing.T) {
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 32, MaxBatchedTokens: 8, MaxSeqs: 2, ChunkedPrefill: true,
+		Model: timing.Polynomial{}, Scale: timing.Scale{Speedup: 1000, DecodeSpeedup: 1}}
+	text := ""
+	for i := range 5 {
+		text += fmt.Sprintf(`{"timestamp":%d,"input_length":8,"output_length":2,"hash_ids":[1,2]}`+"\n", 1000*i)
+	}
+	capped, err := Run(trace(t, text, 4), workers(t, 1, cfg), NewRoundRobin(1, 1), Options{MaxTime: timing.FromMs(2500), GPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := capped.Summary; s["num_requests"] >= 5 || s["duration_ms"] > 2500 {
+		t.Fatalf("capped %v requests, %v ms", s["num_requests"], s["duration_ms"])
+	}
+	full, err := Run(trace(t, text, 4), workers(t, 1, cfg), NewRoundRobin(1, 1), Options{GPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := full.Summary; s["completed_requests"] != 5 || s["duration_ms"] < 4000 {
+		t.Fatalf("full %v requests, %v ms", s["completed_requests"], s["duration_ms"])
+	}
+}
+
+// Sessions: the next turn arrives Delay after the previous one completes,
+// in both trace and concurrency modes (L9's depth-first order).
+func TestSessionsAndConcurrency(t *testing.T) {
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 64, MaxBatchedTokens: 64, MaxSeqs: 4, ChunkedPrefill: true, PrefixCaching: true, Model: timing.Polynomial{}}
+	text := `{"session_id":"a","timestamp":0,"input_length":64,"output_length":2,"hash_ids":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}
+{"session_id":"a","delay":10,"input_length":8,"output_length":2,"hash_ids":[1,2]}
+{"session_id":"b","timestamp":0,"input_length":12,"output_length":2,"hash_ids":[20,21,22]}`
+	for _, load := range []Load{{Kind: TraceTimestamps}, {Kind: Concurrency, Concurrency: 1}} {
+		rep, err := Run(trace(t, text, 4), workers(t, 1, cfg), NewRoundRobin(1, 1), Options{Load: load, Capture: true, GPUs: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := rep.Requests()
+		if len(recs) != 3 || rep.Summary["completed_requests"] != 3 {
+			t.Fatalf("load %v: %d records", load, len(recs))
+		}
+		var a0, a1, b *report.RequestRecord
+		for i := range recs {
+			switch {
+			case recs[i].InputLength == 64:
+				a0 = &recs[i]
+			case recs[i].InputLength == 8:
+				a1 = &recs[i]
+			default:
+				b = &recs[i]
+			}
+		}
+		if a1.ArrivalTimeMs < a0.LastTokenMs+10-1e-9 {
+			t.Fatalf("load %v: turn 2 arrived at %v, turn 1 ended %v", load, a1.ArrivalTimeMs, a0.LastTokenMs)
+		}
+		if load.Kind == Concurrency && b.ArrivalTimeMs < a1.LastTokenMs {
+			t.Fatalf("concurrency 1: b arrived %v before a finished %v", b.ArrivalTimeMs, a1.LastTokenMs)
+		}
+	}
+}
+
+func TestPoissonAndConstantArrivals(t *testing.T) {
+	wl, err := workload.Synthetic(200, 16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 4096, MaxBatchedTokens: 8192, MaxSeqs: 256, ChunkedPrefill: true, Model: timing.Polynomial{}}
+	rep, err := Run(wl, workers(t, 4, cfg), NewRoundRobin(4, 1), Options{Load: Load{Kind: ConstantRate, RatePerSec: 10}, Capture: true, GPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := rep.Requests()
+	for i := range 4 {
+		if recs[i].ArrivalTimeMs != float64(100*i) {
+			t.Fatalf("constant arrivals %v", []float64{recs[0].ArrivalTimeMs, recs[1].ArrivalTimeMs, recs[2].ArrivalTimeMs})
+		}
+	}
+	wl, _ = workload.Synthetic(2000, 16, 1)
+	rep, err = Run(wl, workers(t, 4, cfg), NewRoundRobin(4, 1), Options{Load: Load{Kind: Poisson, RatePerSec: 10}, Capture: true, GPUs: 1, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs = rep.Requests()
+	mean := recs[len(recs)-1].ArrivalTimeMs / float64(len(recs)-1)
+	if mean < 90 || mean > 110 {
+		t.Fatalf("poisson mean gap %v ms, want ≈100", mean)
+	}
+}
+
+// A pass limit turns an oversized run into an error, not a hang.
+func TestMaxPasses(t *testing.T) {
+	wl, _ := workload.Synthetic(50, 16, 100)
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 4096, MaxBatchedTokens: 8192, MaxSeqs: 256, ChunkedPrefill: true, Model: timing.Polynomial{}}
+	_, err := Run(wl, workers(t, 1, cfg), NewRoundRobin(1, 1), Options{Load: Load{Kind: Concurrency, Concurrency: 1}, MaxPasses: 10, GPUs: 1})
+	if err == nil {
+		t.Fatal("no error past the pass limit")
+	}
+}

@@ -1,0 +1,165 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+func ms(x float64) timing.Time { return timing.FromMs(x) }
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(b), 1e-12) }
+
+// H2: the collector example of spec §8.8.
+func TestH2ITLAndPerUserThroughput(t *testing.T) {
+	c := NewCollector(1, 1, false)
+	id := c.Arrive(0, 10, 4, 0)
+	c.Admit(id, 0, 0)
+	for _, x := range []float64{10, 11, 12, 110} {
+		c.Token(id, ms(x))
+	}
+	c.Terminal(id, ms(110), false)
+	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 1, ClockEnd: ms(110)}).Summary
+	checks := []struct {
+		key       string
+		want, rel float64
+	}{
+		{"mean_tpot_ms", 100.0 / 3, 1e-12},
+		{"mean_itl_ms", 100.0 / 3, 1e-12},
+		{"median_itl_ms", 1, 1e-3},
+		{"p75_itl_ms", 98, 1e-3},
+		{"p90_itl_ms", 98, 1e-3},
+		{"p95_itl_ms", 98, 1e-3},
+		{"max_itl_ms", 98, 1e-12},
+		{"min_ttst_ms", 1, 1e-12},
+		{"max_ttst_ms", 1, 1e-12},
+		{"min_output_token_throughput_per_user", 1000.0 / 98, 1e-12},
+		{"max_output_token_throughput_per_user", 1000, 1e-12},
+		{"mean_ttft_ms", 10, 1e-12},
+		{"mean_e2e_latency_ms", 110, 1e-12},
+	}
+	for _, ck := range checks {
+		if got := s[ck.key]; !near(got, ck.want, ck.rel) {
+			t.Errorf("%s = %v, want %v", ck.key, got, ck.want)
+		}
+	}
+}
+
+// H2: zero-output request, worker-seconds and GPU-hours.
+func TestH2ZeroOutputAndGPUHours(t *testing.T) {
+	c := NewCollector(1, 1, false)
+	id := c.Arrive(0, 32, 0, 0)
+	c.Admit(id, ms(5), 8)
+	c.Terminal(id, ms(25), false)
+	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 4, ClockEnd: ms(25)}).Summary
+	want := map[string]float64{
+		"completed_requests": 1, "total_input_tokens": 32, "total_output_tokens": 0,
+		"duration_ms": 25, "decode_worker_seconds": 0.025, "gpu_hours": 0.1 / 3600,
+		"mean_ttft_ms": 0, "mean_e2e_latency_ms": 0, "prefix_cache_reused_ratio": 0.25,
+	}
+	for k, v := range want {
+		if !near(s[k], v, 1e-12) {
+			t.Errorf("%s = %v, want %v", k, s[k], v)
+		}
+	}
+}
+
+// H2: goodput under SLAs (inclusive bounds).
+func TestH2Goodput(t *testing.T) {
+	run := func(sla SLA, tokens ...[]float64) map[string]float64 {
+		c := NewCollector(len(tokens), 1, false)
+		for _, ts := range tokens {
+			id := c.Arrive(0, 1, len(ts), 0)
+			c.Admit(id, 0, 0)
+			for _, x := range ts {
+				c.Token(id, ms(x))
+			}
+			c.Terminal(id, ms(ts[len(ts)-1]), false)
+		}
+		return Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 1, SLA: sla}).Summary
+	}
+	s := run(SLA{TTFTMs: 150, ITLMs: 30}, []float64{100, 150, 200}, []float64{100, 120, 140}, []float64{100})
+	if s["goodput_completed_requests"] != 2 || !near(s["goodput_request_throughput_rps"], 10, 1e-12) || !near(s["goodput_output_throughput_tok_s"], 20, 1e-12) {
+		t.Errorf("goodput %v %v %v", s["goodput_completed_requests"], s["goodput_request_throughput_rps"], s["goodput_output_throughput_tok_s"])
+	}
+	if s := run(SLA{ITLMs: 50}, []float64{100, 150, 200}); s["goodput_completed_requests"] != 1 {
+		t.Error("ITL exactly at the bound must be good")
+	}
+	if s := run(SLA{ITLMs: 50}, []float64{100, 150.5, 201}); s["goodput_completed_requests"] != 0 {
+		t.Error("ITL 50.5 over bound 50 must be bad")
+	}
+	if s := run(SLA{E2EMs: 150}, []float64{200}, []float64{120}); s["goodput_completed_requests"] != 1 {
+		t.Error("e2e-only SLA")
+	}
+	if _, ok := run(SLA{}, []float64{1})["goodput_completed_requests"]; ok {
+		t.Error("goodput keys without an SLA")
+	}
+}
+
+func TestRoundedRankPercentiles(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	d := exactDist(xs)
+	// ranks: p50 → round(2) = 2, p75 → round(3) = 3, p90 → round(3.6) = 4.
+	if d.pct[0] != 3 || d.pct[1] != 4 || d.pct[2] != 5 || d.mean != 3 || !near(d.std, math.Sqrt(2), 1e-12) {
+		t.Fatalf("dist %+v", d)
+	}
+	if (exactDist(nil) != dist{}) {
+		t.Fatal("empty distribution must be zeros")
+	}
+}
+
+func TestSketchAccuracy(t *testing.T) {
+	s := newSketch()
+	var m moments
+	n := 100000
+	for i := 1; i <= n; i++ {
+		x := float64(i) / 10
+		s.add(x)
+		m.add(x)
+	}
+	for _, p := range []float64{50, 90, 99} {
+		exact := float64(rank(n, p)+1) / 10
+		if got := s.at(rank(n, p)); !near(got, exact, 1.001e-3) {
+			t.Errorf("p%v = %v, want %v ± 0.1%%", p, got, exact)
+		}
+	}
+}
+
+func TestSummaryKeysAndTable(t *testing.T) {
+	c := NewCollector(1, 1, true)
+	id := c.Arrive(0, 10, 2, 0)
+	c.Admit(id, 0, 0)
+	c.Token(id, ms(1))
+	c.Token(id, ms(2))
+	c.Terminal(id, ms(2), false)
+	r := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 1, ClockEnd: ms(2)})
+	for _, k := range []string{"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
+		"duration_ms", "wall_time_ms", "request_throughput_rps", "input_throughput_tok_s", "output_throughput_tok_s",
+		"total_throughput_tok_s", "prefill_worker_seconds", "decode_worker_seconds", "prefill_gpus_per_worker",
+		"decode_gpus_per_worker", "gpu_hours", "processed_tokens", "processed_tokens_per_s",
+		"processed_output_tokens_per_s", "prefix_cache_reused_ratio", "first_admission_prefix_cache_reused_ratio",
+		"mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "mean_e2e_latency_ms", "mean_itl_ms", "max_itl_ms",
+		"median_ttst_ms", "std_output_token_throughput_per_user", "num_preemptions"} {
+		if _, ok := r.Summary[k]; !ok {
+			t.Errorf("summary lacks %s", k)
+		}
+	}
+	r.SetWallTime(1000)
+	if r.Summary["processed_output_tokens_per_s"] != 2 {
+		t.Errorf("processed_output_tokens_per_s %v", r.Summary["processed_output_tokens_per_s"])
+	}
+	tab := r.Table()
+	for _, want := range []string{"NVIDIA AIPerf | LLM Metrics", "Time to First Token (ms)", "Request Count (requests)", "Wall Time (ms): 1,000.00"} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("table lacks %q:\n%s", want, tab)
+		}
+	}
+	if lines := strings.Count(string(r.RequestsJSONL()), "\n"); lines != 1 {
+		t.Errorf("requests.jsonl has %d lines", lines)
+	}
+	if num(1234567.891) != "1,234,567.89" || num(-0.5) != "-0.50" {
+		t.Errorf("num formatting: %s %s", num(1234567.891), num(-0.5))
+	}
+}
