@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -191,7 +192,7 @@ func Parse(name string, data []byte, sets []string) (Config, error) {
 	var doc yaml.Node
 	if len(bytes.TrimSpace(data)) > 0 {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
-		if err := dec.Decode(&doc); err != nil {
+		if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 			return cfg, fmt.Errorf("%s: %s", name, yamlMsg(err))
 		}
 		var extra yaml.Node
