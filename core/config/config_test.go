@@ -63,7 +63,6 @@ func TestErrorsNamePaths(t *testing.T) {
 		{"bad yaml", "engine: {", nil, "c.yaml: "},
 		{"unknown set path", "", []string{"engine.gpus=4"}, "engine.gpus: unknown key"},
 		{"bad set", "", []string{"novalue"}, `--set "novalue": want PATH=VALUE`},
-		{"trace without paths", "traffic: {source: {type: trace}}", nil, "traffic.source.paths: a trace source needs at least one path"},
 		{"poisson on trace", "traffic: {source: {type: trace, paths: [a]}, load: {type: poisson}}", nil, "traffic.load.type: poisson needs a synthetic source"},
 		{"e2e with ttft", "evaluation: {sla: {e2e_ms: 1, ttft_ms: 1}}", nil, "evaluation.sla.e2e_ms: cannot be combined"},
 		{"negative speedup", "engine: {workers: {aggregated: {timing: {speedup: -1}}}}", nil, "timing.speedup: must be ≥ 0"},

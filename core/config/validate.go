@@ -33,8 +33,6 @@ func (c *Config) Validate() error {
 		}
 	}
 	switch {
-	case t.Source.Type == "trace" && len(t.Source.Paths) == 0:
-		return fmt.Errorf("traffic.source.paths: a trace source needs at least one path")
 	case t.Source.BlockSize < 1:
 		return fmt.Errorf("traffic.source.block_size: must be ≥ 1, got %d", t.Source.BlockSize)
 	case t.Source.Type == "synthetic" && t.Source.InputTokens < 1:

@@ -146,6 +146,9 @@ func loadWorkload(cfg *config.Config, in Inputs) (*workload.Workload, error) {
 		}
 		files = append(files, file{n, in.Trace})
 	} else {
+		if len(src.Paths) == 0 {
+			return nil, fmt.Errorf("traffic.source.paths: a trace source needs a path (or an uploaded trace)")
+		}
 		for i, p := range src.Paths {
 			if in.ReadFile == nil {
 				return nil, fmt.Errorf("traffic.source.paths[%d]: %s: no file access here; upload the trace instead", i, p)

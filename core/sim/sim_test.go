@@ -1,0 +1,223 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func testTrace(t testing.TB) []byte {
+	t.Helper()
+	data, err := os.ReadFile("testdata/conversation_400.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+const golden4 = `
+traffic:
+  source: {type: trace, format: mooncake, block_size: 512}
+  load: {type: trace_timestamps, speedup: 4}
+engine:
+  workers:
+    aggregated:
+      parallelism: {replicas: 4}
+      scheduler: {max_sequences: 64}
+      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 2048}}
+evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}
+`
+
+func predictJSON(t testing.TB, in Inputs) []byte {
+	t.Helper()
+	rep, err := Predict(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := rep.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// The first 400 rows of the public conversation trace on 4 workers under
+// KV pressure give the checked-in report, byte for byte, every time.
+func TestGoldenReport(t *testing.T) {
+	in := Inputs{Config: []byte(golden4), Trace: testTrace(t), TraceName: "conversation_400.jsonl", CapturePerRequest: true}
+	js := predictJSON(t, in)
+	if again := predictJSON(t, in); !bytes.Equal(js, again) {
+		t.Fatal("two runs differ")
+	}
+	path := filepath.Join("testdata", "golden_conversation_400_4w.json")
+	if *update {
+		if err := os.WriteFile(path, js, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./core/sim -update to create it)", err)
+	}
+	if !bytes.Equal(js, want) {
+		t.Fatalf("report differs from %s (if the change is intended, run go test ./core/sim -update and review the diff)", path)
+	}
+	var rep struct {
+		Summary map[string]float64 `json:"summary"`
+		Workers []struct {
+			Peak  int `json:"peak_active_blocks"`
+			Total int `json:"total_blocks"`
+		} `json:"workers"`
+	}
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Summary["num_preemptions"] == 0 {
+		t.Error("the golden config is meant to be under KV pressure (preemptions > 0)")
+	}
+}
+
+// Conservation on whole traces: every request completes or is rejected,
+// output tokens equal the trace's, KV blocks never exceed capacity.
+func TestConservation(t *testing.T) {
+	cases := []struct{ name, rel, cfg string }{
+		{"conversation slice, tight pool", "", golden4},
+		{"conversation, 8 workers", "mooncake/conversation_trace.jsonl", benchConfig},
+		{"azure code, 8 workers, small pool", "azure/AzureLLMInferenceTrace_code.csv",
+			"engine: {workers: {aggregated: {parallelism: {replicas: 8}, kv_cache: {capacity: {blocks: 256}}}}}"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			trace, name := testTrace(t), "conversation_400.jsonl"
+			if tc.rel != "" {
+				if testing.Short() {
+					t.Skip("whole trace")
+				}
+				trace, name = sharedTrace(t, tc.rel), filepath.Base(tc.rel)
+			}
+			rep, err := Predict(Inputs{Config: []byte(tc.cfg), Trace: trace, TraceName: name, CapturePerRequest: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := rep.Summary
+			wantOut, done := 0, 0
+			for _, r := range rep.Requests() {
+				switch r.TerminalStatus {
+				case "completed":
+					done++
+					if r.OutputLength != r.RequestedOutputLength {
+						t.Fatalf("request %d: %d of %d tokens", r.UUID, r.OutputLength, r.RequestedOutputLength)
+					}
+					wantOut += r.RequestedOutputLength
+				case "rejected":
+					done++
+				default:
+					t.Fatalf("request %d unfinished", r.UUID)
+				}
+			}
+			if done != int(s["num_requests"]) || float64(wantOut) != s["total_output_tokens"] {
+				t.Fatalf("done %d of %v, output %d vs %v", done, s["num_requests"], wantOut, s["total_output_tokens"])
+			}
+			if s["completed_requests"] != s["num_requests"] {
+				t.Fatalf("%v rejected", s["num_requests"]-s["completed_requests"])
+			}
+			for _, w := range rep.Workers {
+				if w.PeakActiveBlock > w.TotalBlocks {
+					t.Fatalf("worker %d peaked at %d of %d blocks", w.Worker, w.PeakActiveBlock, w.TotalBlocks)
+				}
+			}
+		})
+	}
+}
+
+// A hand-computed single-request timeline: TTFT, TPOT and E2E follow the
+// polynomial model to 1e-6 ms.
+func TestSingleRequestTimeline(t *testing.T) {
+	const cfg = `
+traffic: {source: {type: synthetic, input_tokens: 100, output_tokens: 3}, stop: {requests: 1}}
+engine: {workers: {aggregated: {kv_cache: {capacity: {blocks: 1000}}}}}
+`
+	rep, err := Predict(Inputs{Config: []byte(cfg)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := func(ms float64) float64 { return math.Round(ms*1e6) / 1e6 } // per-duration quantization
+	prefill := func(T float64) float64 { return 4.209989e-7*T*T + 1.518344e-2*T + 16.50142 }
+	decode := func(active float64) float64 {
+		p := active / (1000 * 64)
+		return -25.74*p*p + 54.01*p + 5.74
+	}
+	// Pass 1 prefills 100 tokens and samples token 1 over 100 KV tokens;
+	// passes 2 and 3 decode over 101 and 102 tokens.
+	t1 := ns(prefill(100)) + ns(decode(100))
+	t2 := t1 + ns(decode(101))
+	t3 := t2 + ns(decode(102))
+	s := rep.Summary
+	for _, c := range []struct {
+		key  string
+		want float64
+	}{{"mean_ttft_ms", t1}, {"mean_e2e_latency_ms", t3}, {"mean_tpot_ms", (t3 - t1) / 2}, {"duration_ms", t3}, {"mean_itl_ms", (t3 - t1) / 2}} {
+		if math.Abs(s[c.key]-c.want) > 1e-6 {
+			t.Errorf("%s = %.9f, want %.9f", c.key, s[c.key], c.want)
+		}
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	goodTrace := []byte(`{"timestamp":0,"input_length":8,"output_length":2,"hash_ids":[1]}` + "\n")
+	tests := []struct {
+		name  string
+		cfg   string
+		trace string
+		want  string
+	}{
+		{"malformed line", "", "{\"timestamp\":0,\"output_length\":1,\"hash_ids\":[1]}\n{bad", "t.jsonl:2: invalid JSON"},
+		{"missing hash_ids", "", `{"timestamp":0,"output_length":1}`, "t.jsonl:1: hash_ids: missing"},
+		{"negative length", "", `{"timestamp":0,"output_length":-3,"hash_ids":[1]}`, "t.jsonl:1: output_length: must be an integer ≥ 0, got -3"},
+		{"non-integer hash id", "", `{"timestamp":0,"output_length":1,"hash_ids":[0.5]}`, "t.jsonl:1: hash_ids[0]: must be an integer ≥ 0"},
+		{"unknown key", "engine: {wokers: {}}", "", "c.yaml:1: engine.wokers: unknown key"},
+		{"zero workers", "engine: {workers: {aggregated: {parallelism: {replicas: 0}}}}", "", "engine.workers.aggregated.parallelism.replicas: must be ≥ 1"},
+		{"block size 1", "engine: {workers: {aggregated: {kv_cache: {block_size: 1}}}}", "", "kv_cache.block_size: must be ≥ 2"},
+		{"trace path without file access", "traffic: {source: {type: trace, paths: [x.jsonl]}}", "-", "traffic.source.paths[0]: x.jsonl: no file access here"},
+		{"garbage bytes", "", "\x00\x01\x02garbage", "t.jsonl:1: invalid JSON"},
+	}
+	for _, tc := range tests {
+		in := Inputs{Config: []byte(tc.cfg), ConfigName: "c.yaml", Trace: goodTrace, TraceName: "t.jsonl"}
+		switch tc.trace {
+		case "-":
+			in.Trace = nil
+		case "":
+		default:
+			in.Trace = []byte(tc.trace)
+		}
+		_, err := Predict(in, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestLimitsAndCancel(t *testing.T) {
+	in := Inputs{Trace: testTrace(t), TraceName: "c.jsonl", Limits: Limits{MaxRequests: 100}}
+	if _, err := Predict(in, nil); err == nil || !strings.Contains(err.Error(), "run too large") {
+		t.Fatalf("limit: %v", err)
+	}
+	calls := 0
+	_, err := Predict(Inputs{Trace: testTrace(t), TraceName: "c.jsonl"}, func(p Progress) bool {
+		calls++
+		if p.Total != 400 {
+			t.Errorf("total %d", p.Total)
+		}
+		return calls < 3
+	})
+	if err != ErrCanceled {
+		t.Fatalf("cancel: %v", err)
+	}
+}
