@@ -1,0 +1,406 @@
+package kv
+
+// This file holds the SGLang memory model (spec §3.2): a page pool of
+// fixed-size token pages and a compressed radix tree over page identities
+// that caches the KV of finished and in-flight sequences.
+
+// PagePool hands out the pages of an SGLang token pool. An allocation of k
+// pages first takes the last min(k, free) entries of the free list, in the
+// order they were freed, then fresh increasing page ids (the reference's
+// order, which decides which physical pages a request gets).
+type PagePool struct {
+	total int
+	free  []int32
+	next  int32 // first never-used page id
+}
+
+// NewPagePool returns a pool of pages pages.
+func NewPagePool(pages int) *PagePool { return &PagePool{total: pages} }
+
+// Total is the number of pages.
+func (p *PagePool) Total() int { return p.total }
+
+// Available is the number of unallocated pages.
+func (p *PagePool) Available() int { return len(p.free) + p.total - int(p.next) }
+
+// Alloc appends k pages to dst; it fails without side effects when fewer
+// than k pages are available.
+func (p *PagePool) Alloc(k int, dst []int32) ([]int32, bool) {
+	if k > p.Available() {
+		return dst, false
+	}
+	n := min(k, len(p.free))
+	dst = append(dst, p.free[len(p.free)-n:]...)
+	p.free = p.free[:len(p.free)-n]
+	for range k - n {
+		dst = append(dst, p.next)
+		p.next++
+	}
+	return dst, true
+}
+
+// Free returns pages to the pool.
+func (p *PagePool) Free(pages ...int32) { p.free = append(p.free, pages...) }
+
+// RadixRoot is the node id of the tree's root (the empty prefix).
+const RadixRoot int32 = 0
+
+// Radix is a compressed radix tree keyed by page identities (the local hash
+// of each page's tokens; equal hashes are equal pages). Each node holds a run
+// of page keys and the physical pages that cache them. Locks are counted
+// along the path to the root, so a node with lockRef 0 has no locked
+// descendant and, if it is a leaf, can be evicted.
+//
+// Recency uses a logical clock instead of the reference's wall clock, so
+// eviction order is deterministic: oldest last access first, ties by node id
+// (creation order).
+type Radix struct {
+	PageSize int
+
+	nodes     []rnode
+	freeNodes []int32
+	nextID    uint64
+	clock     uint64
+	evictable int // tokens in unlocked nodes
+	protected int // tokens in locked nodes
+	heap      []int32 // unlocked leaves, ordered by (access, id)
+}
+
+type rnode struct {
+	parent   int32
+	children map[uint64]int32 // by first key of the child's edge
+	keys     []uint64
+	pages    []int32
+	lockRef  int32
+	access   uint64
+	id       uint64
+	heapIdx  int32 // position in the eviction heap, -1 if absent
+	live     bool
+}
+
+// NewRadix returns an empty tree.
+func NewRadix(pageSize int) *Radix {
+	r := &Radix{PageSize: pageSize}
+	r.nodes = append(r.nodes, rnode{parent: -1, heapIdx: -1, live: true, lockRef: 1})
+	return r
+}
+
+// Evictable is the number of tokens cached in unlocked nodes.
+func (r *Radix) Evictable() int { return r.evictable }
+
+// Protected is the number of tokens cached in locked nodes.
+func (r *Radix) Protected() int { return r.protected }
+
+// Len is the number of cached tokens.
+func (r *Radix) Len() int { return r.evictable + r.protected }
+
+func (r *Radix) newNode(parent int32, keys []uint64, pages []int32, access uint64) int32 {
+	var id int32
+	if n := len(r.freeNodes); n > 0 {
+		id = r.freeNodes[n-1]
+		r.freeNodes = r.freeNodes[:n-1]
+	} else {
+		id = int32(len(r.nodes))
+		r.nodes = append(r.nodes, rnode{})
+	}
+	r.nextID++
+	r.nodes[id] = rnode{parent: parent, keys: keys, pages: pages, access: access, id: r.nextID, heapIdx: -1, live: true}
+	p := &r.nodes[parent]
+	if p.children == nil {
+		p.children = make(map[uint64]int32)
+	}
+	if len(p.children) == 0 && parent != RadixRoot {
+		r.heapRemove(parent) // no longer a leaf
+	}
+	p.children[keys[0]] = id
+	return id
+}
+
+// Peek returns how many leading pages of keys are cached, without touching
+// or splitting anything (the LPM policy's read-only probe).
+func (r *Radix) Peek(keys []uint64) int {
+	n, matched := RadixRoot, 0
+	for matched < len(keys) {
+		c, ok := r.nodes[n].children[keys[matched]]
+		if !ok {
+			break
+		}
+		e := r.nodes[c].keys
+		k := commonPrefix(e, keys[matched:])
+		matched += k
+		if k < len(e) {
+			break
+		}
+		n = c
+	}
+	return matched
+}
+
+// MatchFrom walks keys down from node, whose path must end exactly where
+// keys start, appends the cached pages to dst and returns them with the
+// deepest matched node. A partially matched edge is split so the returned
+// node ends exactly at the match. The walked path is touched.
+func (r *Radix) MatchFrom(node int32, keys []uint64, dst []int32) ([]int32, int32) {
+	r.clock++
+	t := r.clock
+	n, matched := node, 0
+	for matched < len(keys) {
+		c, ok := r.nodes[n].children[keys[matched]]
+		if !ok {
+			break
+		}
+		k := commonPrefix(r.nodes[c].keys, keys[matched:])
+		if k < len(r.nodes[c].keys) {
+			c = r.split(c, k)
+		}
+		r.touch(c, t)
+		dst = append(dst, r.nodes[c].pages...)
+		matched += k
+		n = c
+	}
+	return dst, n
+}
+
+// Match is MatchFrom the root.
+func (r *Radix) Match(keys []uint64, dst []int32) ([]int32, int32) {
+	return r.MatchFrom(RadixRoot, keys, dst)
+}
+
+// split cuts node c after k keys: a new parent takes the first k keys and
+// pages, c keeps the rest (and its id, locks and heap position), so any
+// holder of c still ends at the same place. It returns the new parent.
+func (r *Radix) split(c int32, k int) int32 {
+	old := &r.nodes[c]
+	parent := old.parent
+	keys, pages := old.keys, old.pages
+	// The new node copies its part so later appends to either cannot alias.
+	nk := append([]uint64(nil), keys[:k]...)
+	np := append([]int32(nil), pages[:k]...)
+	old.keys, old.pages = keys[k:], pages[k:]
+	lock, access := old.lockRef, old.access
+	r.nextID++
+	var id int32
+	if n := len(r.freeNodes); n > 0 {
+		id = r.freeNodes[n-1]
+		r.freeNodes = r.freeNodes[:n-1]
+	} else {
+		id = int32(len(r.nodes))
+		r.nodes = append(r.nodes, rnode{})
+	}
+	r.nodes[id] = rnode{parent: parent, keys: nk, pages: np, lockRef: lock, access: access, id: r.nextID, heapIdx: -1, live: true,
+		children: map[uint64]int32{r.nodes[c].keys[0]: c}}
+	r.nodes[c].parent = id
+	r.nodes[parent].children[nk[0]] = id
+	return id
+}
+
+func (r *Radix) touch(c int32, t uint64) {
+	n := &r.nodes[c]
+	n.access = t
+	if n.heapIdx >= 0 {
+		r.heapFix(int(n.heapIdx))
+	}
+}
+
+// InsertFrom caches keys with their pages below node (whose path ends where
+// keys start). It returns how many leading keys were already cached (the
+// caller's pages for those are duplicates it may free) and the node where
+// the inserted run ends. If node is an unlocked-by-others leaf held only by
+// the caller's lock (lockRef 1, hold says the caller holds it), a new run is
+// appended to it in place instead of growing a chain of one-page nodes.
+func (r *Radix) InsertFrom(node int32, keys []uint64, pages []int32, hold bool) (dup int, end int32) {
+	r.clock++
+	t := r.clock
+	n := node
+	for dup < len(keys) {
+		c, ok := r.nodes[n].children[keys[dup]]
+		if !ok {
+			break
+		}
+		k := commonPrefix(r.nodes[c].keys, keys[dup:])
+		if k < len(r.nodes[c].keys) {
+			c = r.split(c, k)
+		}
+		r.touch(c, t)
+		dup += k
+		n = c
+	}
+	if dup == len(keys) {
+		return dup, n
+	}
+	rest := len(keys) - dup
+	tokens := rest * r.PageSize
+	nd := &r.nodes[n]
+	if hold && n != node {
+		hold = false // the caller's lock is on node, not on n
+	}
+	if hold && n != RadixRoot && len(nd.children) == 0 && nd.lockRef == 1 {
+		nd.keys = append(nd.keys, keys[dup:]...)
+		nd.pages = append(nd.pages, pages[dup:]...)
+		nd.access = t
+		r.protected += tokens
+		return dup, n
+	}
+	c := r.newNode(n, append([]uint64(nil), keys[dup:]...), append([]int32(nil), pages[dup:]...), t)
+	r.evictable += tokens
+	r.heapPush(c)
+	return dup, c
+}
+
+// Lock protects node and its ancestors from eviction.
+func (r *Radix) Lock(node int32) {
+	for n := node; n != RadixRoot; n = r.nodes[n].parent {
+		nd := &r.nodes[n]
+		if nd.lockRef == 0 {
+			t := len(nd.keys) * r.PageSize
+			r.evictable -= t
+			r.protected += t
+			r.heapRemove(n)
+		}
+		nd.lockRef++
+	}
+}
+
+// Unlock undoes one Lock of node.
+func (r *Radix) Unlock(node int32) {
+	for n := node; n != RadixRoot; n = r.nodes[n].parent {
+		nd := &r.nodes[n]
+		nd.lockRef--
+		if nd.lockRef == 0 {
+			t := len(nd.keys) * r.PageSize
+			r.evictable += t
+			r.protected -= t
+			if len(nd.children) == 0 {
+				r.heapPush(n)
+			}
+		}
+	}
+}
+
+// Evict frees at least pages pages (when that many are evictable) from the
+// least recently used unlocked leaves, trimming a leaf's newest pages when
+// only part of it is needed, and appends the freed pages to freed (callers
+// that publish KV events map them back to block hashes).
+func (r *Radix) Evict(pages int, freed []int32) []int32 {
+	for pages > 0 && len(r.heap) > 0 {
+		c := r.heap[0]
+		nd := &r.nodes[c]
+		if len(nd.pages) > pages {
+			keep := len(nd.pages) - pages
+			freed = append(freed, nd.pages[keep:]...)
+			nd.pages, nd.keys = nd.pages[:keep], nd.keys[:keep]
+			r.evictable -= pages * r.PageSize
+			break
+		}
+		freed = append(freed, nd.pages...)
+		pages -= len(nd.pages)
+		r.evictable -= len(nd.pages) * r.PageSize
+		r.heapRemove(c)
+		parent := nd.parent
+		delete(r.nodes[parent].children, nd.keys[0])
+		r.nodes[c] = rnode{heapIdx: -1}
+		r.freeNodes = append(r.freeNodes, c)
+		if p := &r.nodes[parent]; parent != RadixRoot && len(p.children) == 0 && p.lockRef == 0 {
+			r.heapPush(parent)
+		}
+	}
+	return freed
+}
+
+// PathLen is the number of pages on the path from the root to node.
+func (r *Radix) PathLen(node int32) int {
+	n := 0
+	for ; node != RadixRoot; node = r.nodes[node].parent {
+		n += len(r.nodes[node].keys)
+	}
+	return n
+}
+
+func commonPrefix(a, b []uint64) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// The eviction heap orders unlocked leaves by (last access, node id).
+
+func (r *Radix) less(i, j int) bool {
+	a, b := &r.nodes[r.heap[i]], &r.nodes[r.heap[j]]
+	if a.access != b.access {
+		return a.access < b.access
+	}
+	return a.id < b.id
+}
+
+func (r *Radix) swap(i, j int) {
+	r.heap[i], r.heap[j] = r.heap[j], r.heap[i]
+	r.nodes[r.heap[i]].heapIdx = int32(i)
+	r.nodes[r.heap[j]].heapIdx = int32(j)
+}
+
+func (r *Radix) heapPush(c int32) {
+	if r.nodes[c].heapIdx >= 0 {
+		return
+	}
+	r.heap = append(r.heap, c)
+	i := len(r.heap) - 1
+	r.nodes[c].heapIdx = int32(i)
+	r.up(i)
+}
+
+func (r *Radix) heapRemove(c int32) {
+	i := int(r.nodes[c].heapIdx)
+	if i < 0 {
+		return
+	}
+	last := len(r.heap) - 1
+	if i != last {
+		r.swap(i, last)
+	}
+	r.heap = r.heap[:last]
+	r.nodes[c].heapIdx = -1
+	if i != last {
+		r.heapFix(i)
+	}
+}
+
+func (r *Radix) heapFix(i int) {
+	if !r.down(i) {
+		r.up(i)
+	}
+}
+
+func (r *Radix) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !r.less(i, p) {
+			break
+		}
+		r.swap(i, p)
+		i = p
+	}
+}
+
+func (r *Radix) down(i0 int) bool {
+	i, n := i0, len(r.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		if rr := l + 1; rr < n && r.less(rr, l) {
+			j = rr
+		}
+		if !r.less(j, i) {
+			break
+		}
+		r.swap(i, j)
+		i = j
+	}
+	return i > i0
+}
