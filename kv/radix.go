@@ -61,8 +61,8 @@ type Radix struct {
 	freeNodes []int32
 	nextID    uint64
 	clock     uint64
-	evictable int // tokens in unlocked nodes
-	protected int // tokens in locked nodes
+	evictable int     // tokens in unlocked nodes
+	protected int     // tokens in locked nodes
 	heap      []int32 // unlocked leaves, ordered by (access, id)
 }
 
