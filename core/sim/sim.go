@@ -30,6 +30,11 @@ type Inputs struct {
 	Profile     []byte // optional .npz: selects profile timing
 	ProfileName string
 
+	// ModelConfig is an uploaded HF config.json standing for engine.model
+	// (the page and the Worker have no file system).
+	ModelConfig     []byte
+	ModelConfigName string
+
 	// ReadFile reads a file named in the config (trace paths, profile path).
 	// Nil means the front end has no file system: such a config is an error.
 	ReadFile func(path string) ([]byte, error)
@@ -86,7 +91,7 @@ func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
 		return nil, fmt.Errorf("%w: %d requests, this service runs at most %d (use the CLI or the page for large runs)", ErrTooLarge, total, in.Limits.MaxRequests)
 	}
 	role := &cfg.Engine.Workers.Aggregated
-	ecfg, err := engineConfig(&cfg, role)
+	ecfg, err := engineConfig(&cfg, role, in)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +220,7 @@ func loadOf(cfg *config.Config) replay.Load {
 	return replay.Load{Kind: replay.Concurrency, Concurrency: l.Concurrency}
 }
 
-func engineConfig(cfg *config.Config, role *config.Role) (engine.Config, error) {
+func engineConfig(cfg *config.Config, role *config.Role, in Inputs) (engine.Config, error) {
 	const p = "engine.workers.aggregated"
 	backend := cfg.Engine.Backend
 	ec := engine.Config{
@@ -240,16 +245,8 @@ func engineConfig(cfg *config.Config, role *config.Role) (engine.Config, error) 
 	if role.KVCache.G1Backend == "kvbm" {
 		return ec, fmt.Errorf("%s.kv_cache.g1_backend: kvbm is not simulated yet; use native", p)
 	}
-	if role.KVCache.Capacity.Type != "fixed" || role.KVCache.Capacity.Blocks < 1 {
-		return ec, fmt.Errorf("%s.kv_cache.capacity: only {type: fixed, blocks: N} is supported yet", p)
-	}
-	switch role.Timing.Type {
-	case "polynomial":
-		ec.Model = timing.Polynomial{}
-	case "fixed":
-		ec.Model = timing.Fixed{Prefill: role.Timing.PrefillMs, Decode: role.Timing.DecodeMs}
-	default:
-		return ec, fmt.Errorf("%s.timing.type: %s is not available yet; use polynomial or fixed", p, role.Timing.Type)
+	if err := timingAndCapacity(cfg, role, in, &ec); err != nil {
+		return ec, err
 	}
 	return ec, nil
 }

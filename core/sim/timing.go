@@ -1,0 +1,119 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dynosim/dynosim-web/core/config"
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// timingAndCapacity resolves the role's timing source and G1 capacity.
+// The roofline model (engine.model × engine.hardware) serves both
+// `timing.type: default` and `capacity.type: default`; it is built only when
+// one of them needs it, so a polynomial run with a fixed pool never depends
+// on the catalog.
+func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, ec *engine.Config) error {
+	const p = "engine.workers.aggregated"
+	var roof *timing.Roofline
+	roofline := func() (*timing.Roofline, error) {
+		if roof != nil {
+			return roof, nil
+		}
+		spec := timing.RooflineSpec{
+			Model:    cfg.Engine.Model,
+			Hardware: cfg.Engine.Hardware,
+			Parallelism: timing.Parallelism{
+				Tensor: role.Parallelism.Tensor, AttentionData: role.Parallelism.AttentionData,
+				MoETensor: role.Parallelism.MoETensor, MoEExpert: role.Parallelism.MoEExpert,
+			},
+		}
+		switch {
+		case in.ModelConfig != nil:
+			spec.ModelConfig, spec.ModelConfigName = in.ModelConfig, in.ModelConfigName
+		case strings.HasSuffix(cfg.Engine.Model, ".json"):
+			if in.ReadFile == nil {
+				return nil, fmt.Errorf("engine.model: %s: no file access here; upload the config.json instead", cfg.Engine.Model)
+			}
+			data, err := in.ReadFile(cfg.Engine.Model)
+			if err != nil {
+				return nil, fmt.Errorf("engine.model: %w", err)
+			}
+			spec.ModelConfig, spec.ModelConfigName = data, cfg.Engine.Model
+		}
+		r, err := timing.NewRoofline(spec)
+		if err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		roof = r
+		return r, nil
+	}
+
+	kind := role.Timing.Type
+	if in.Profile != nil {
+		kind = "profile" // --profile / an uploaded .npz selects profile timing
+	}
+	switch kind {
+	case "polynomial":
+		ec.Model = timing.Polynomial{}
+	case "fixed":
+		ec.Model = timing.Fixed{Prefill: role.Timing.PrefillMs, Decode: role.Timing.DecodeMs}
+	case "profile":
+		data, name := in.Profile, in.ProfileName
+		if data == nil {
+			if role.Timing.Path == "" {
+				return fmt.Errorf("%s.timing.path: profile timing needs a .npz path (or an uploaded profile)", p)
+			}
+			if in.ReadFile == nil {
+				return fmt.Errorf("%s.timing.path: %s: no file access here; upload the profile instead", p, role.Timing.Path)
+			}
+			var err error
+			if data, err = in.ReadFile(role.Timing.Path); err != nil {
+				return fmt.Errorf("%s.timing.path: %w", p, err)
+			}
+			name = role.Timing.Path
+		}
+		if name == "" {
+			name = "profile.npz"
+		}
+		m, err := timing.LoadProfile(data, name)
+		if err != nil {
+			return err
+		}
+		ec.Model = m
+	case "default":
+		r, err := roofline()
+		if err != nil {
+			return err
+		}
+		ec.Model = r
+	}
+
+	c := role.KVCache.Capacity
+	switch {
+	case c.Type == "default":
+		r, err := roofline()
+		if err != nil {
+			return err
+		}
+		n, err := r.EstimateBlocks(c.MemoryFraction, ec.BlockSize, 0)
+		if err != nil {
+			return fmt.Errorf("%s.kv_cache.capacity: %w", p, err)
+		}
+		ec.NumBlocks = n
+	case c.Bytes > 0:
+		r, err := roofline()
+		if err != nil {
+			return err
+		}
+		per := r.KVBytesPerToken() * int64(ec.BlockSize)
+		ec.NumBlocks = int(c.Bytes / per)
+		if ec.NumBlocks < 1 {
+			return fmt.Errorf("%s.kv_cache.capacity.bytes: %d bytes hold no %d-token block of %d bytes", p, c.Bytes, ec.BlockSize, per)
+		}
+	default:
+		ec.NumBlocks = c.Blocks
+	}
+	return nil
+}
