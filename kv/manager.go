@@ -4,7 +4,7 @@ package kv
 // the request-lease rules (prefix reuse on first allocation, finalization of
 // computed blocks, tail-first release) and router-visible KV events.
 type Manager struct {
-	Pool      *Pool
+	Pool      BlockPool
 	BlockSize int
 	Caching   bool      // prefix caching; off means every block stays private
 	Events    *EventLog // nil: publish nothing (nothing reads them)
@@ -13,11 +13,16 @@ type Manager struct {
 	removed []uint64
 }
 
-// NewManager returns a manager over a fresh pool of blocks slots.
+// NewManager returns a manager over a fresh native pool of blocks slots.
 func NewManager(blocks, blockSize int, caching bool, events *EventLog) *Manager {
-	m := &Manager{Pool: NewPool(blocks), BlockSize: blockSize, Caching: caching, Events: events}
+	return NewManagerWith(NewPool(blocks), blockSize, caching, events)
+}
+
+// NewManagerWith returns a manager over pool (native or lineage).
+func NewManagerWith(pool BlockPool, blockSize int, caching bool, events *EventLog) *Manager {
+	m := &Manager{Pool: pool, BlockSize: blockSize, Caching: caching, Events: events}
 	if caching && events != nil {
-		m.Pool.OnRemove = func(h uint64) { m.removed = append(m.removed, h) }
+		m.Pool.SetOnRemove(func(h uint64) { m.removed = append(m.removed, h) })
 	}
 	return m
 }
@@ -85,7 +90,12 @@ func (m *Manager) Finalize(l *Lease, before, after int, seq, local []uint64) {
 	to := after / m.BlockSize
 	var ev *Event
 	for i := from; i < to; i++ {
-		first := m.Pool.CachePrivate(l.Slots[i], seq[i])
+		parent := int32(-1)
+		if i > 0 {
+			parent = l.Slots[i-1]
+		}
+		var first bool
+		l.Slots[i], first = m.Pool.Register(l.Slots[i], seq[i], parent)
 		if m.Events == nil {
 			continue
 		}
@@ -114,6 +124,23 @@ func (m *Manager) Release(l *Lease) {
 	}
 	l.Slots = l.Slots[:0]
 	l.finalized = 0
+}
+
+// CanGrow reports whether n fresh blocks could be allocated now, evicting
+// inactive blocks if needed.
+func (m *Manager) CanGrow(n int) bool { return n <= m.Pool.Free()+m.Pool.Inactive() }
+
+// Truncate releases the lease's blocks beyond the first blocks, last first.
+// Only never-finalized (private) tail blocks are expected here: it returns
+// the unused part of a speculative reservation.
+func (m *Manager) Truncate(l *Lease, blocks int) {
+	for i := len(l.Slots) - 1; i >= blocks; i-- {
+		m.Pool.Release(l.Slots[i])
+	}
+	if blocks < len(l.Slots) {
+		l.Slots = l.Slots[:blocks]
+		l.finalized = min(l.finalized, blocks)
+	}
 }
 
 func (m *Manager) flushRemoved() {

@@ -270,7 +270,7 @@ func (c *Core) Metrics() Metrics {
 }
 
 // Pool exposes the KV pool (read-only use: tests and reports).
-func (c *Core) Pool() *kv.Pool { return c.kv.Pool }
+func (c *Core) Pool() kv.BlockPool { return c.kv.Pool }
 
 // RequestState is a read-only view of one request, for tests and tools.
 type RequestState struct {

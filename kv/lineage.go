@@ -1,0 +1,326 @@
+package kv
+
+// BlockPool is the G1 block pool a Manager drives: the native pool (Pool) or
+// the KVBM-style lineage pool (LineagePool).
+type BlockPool interface {
+	Capacity() int
+	Free() int     // slots neither occupied nor reserved
+	Active() int   // slots in use by requests (incl. reserved)
+	Inactive() int // cached slots nobody references
+	Lookup(hash uint64) (copy int32, ok bool)
+	MatchPrefix(hashes []uint64) (overlap, active int)
+	Reserve(prefix []int32, fresh int) bool
+	Cancel(prefix []int32, unused int)
+	Acquire(copy int32)
+	AllocatePrivate() int32
+	// Register makes a private copy findable under hash; parent is the
+	// copy holding the previous block of the sequence (-1 for the first).
+	// It returns the copy the holder keeps from now on (the lineage pool
+	// keeps one copy per hash and hands back the existing one) and whether
+	// the hash just became visible to routers.
+	Register(copy int32, hash uint64, parent int32) (held int32, first bool)
+	Release(copy int32)
+	SetOnRemove(func(hash uint64))
+}
+
+var (
+	_ BlockPool = (*Pool)(nil)
+	_ BlockPool = (*LineagePool)(nil)
+)
+
+// Register implements BlockPool: the native pool keeps every physical copy
+// (two requests that computed the same block each hold one), matching
+// vLLM's physical occupancy.
+func (p *Pool) Register(copy int32, hash uint64, parent int32) (int32, bool) {
+	return copy, p.CachePrivate(copy, hash)
+}
+
+// SetOnRemove implements BlockPool.
+func (p *Pool) SetOnRemove(f func(uint64)) { p.OnRemove = f }
+
+// LineagePool is the KVBM-style G1 pool (spec §4.4, kvbm-logical with the
+// default lineage eviction backend). It differs from the native pool in two
+// ways that show in occupancy and events:
+//
+//   - one physical block per hash: registering a block whose hash is
+//     already resident collapses onto the resident block (reviving it if it
+//     was inactive) and frees the duplicate, so a recomputed block-aligned
+//     tail costs no extra slot (P8: native 3 inactive, KVBM 2);
+//   - eviction follows lineage: only leaves (blocks with no resident child)
+//     are evicted, oldest insertion into the inactive pool first, and a
+//     block that becomes a leaf again keeps its original position. A parent
+//     is therefore never removed before its children, so Removed events
+//     never orphan a block in a router's index, while native LRU may evict a
+//     shared prefix whose suffixes are still resident.
+type LineagePool struct {
+	slots    []lslot
+	free     []int32
+	reserved int
+	inactive int
+	byHash   map[uint64]int32
+	heap     []int32 // evictable leaves by (tick, slot)
+	tick     uint64
+	onRemove func(uint64)
+}
+
+type lslot struct {
+	hash       uint64
+	refs, pins int32
+	parent     int32
+	children   int32 // resident registered children
+	tick       uint64
+	heapIdx    int32
+	state      slotState
+}
+
+// NewLineagePool returns a pool of capacity slots.
+func NewLineagePool(capacity int) *LineagePool {
+	p := &LineagePool{slots: make([]lslot, capacity), free: make([]int32, capacity), byHash: make(map[uint64]int32)}
+	for i := range p.free {
+		p.free[i] = int32(capacity - 1 - i)
+		p.slots[i].heapIdx = -1
+	}
+	return p
+}
+
+// Capacity implements BlockPool.
+func (p *LineagePool) Capacity() int { return len(p.slots) }
+
+// Free implements BlockPool.
+func (p *LineagePool) Free() int { return len(p.free) - p.reserved }
+
+// Active implements BlockPool.
+func (p *LineagePool) Active() int { return len(p.slots) - len(p.free) - p.inactive + p.reserved }
+
+// Inactive implements BlockPool.
+func (p *LineagePool) Inactive() int { return p.inactive }
+
+// SetOnRemove implements BlockPool.
+func (p *LineagePool) SetOnRemove(f func(uint64)) { p.onRemove = f }
+
+// Lookup implements BlockPool.
+func (p *LineagePool) Lookup(hash uint64) (int32, bool) {
+	c, ok := p.byHash[hash]
+	return c, ok
+}
+
+// MatchPrefix implements BlockPool.
+func (p *LineagePool) MatchPrefix(hashes []uint64) (overlap, active int) {
+	for _, h := range hashes {
+		c, ok := p.byHash[h]
+		if !ok {
+			break
+		}
+		overlap++
+		if s := &p.slots[c]; s.refs > 0 || s.pins > 0 {
+			active++
+		}
+	}
+	return overlap, active
+}
+
+func (p *LineagePool) isInactive(c int32) bool {
+	s := &p.slots[c]
+	return s.state == slotCached && s.refs == 0 && s.pins == 0
+}
+
+// Reserve implements BlockPool. Every inactive block not being pinned is
+// evictable: ancestors of held blocks are held too (a lease holds its whole
+// prefix), so evicting leaves one by one reaches all of them.
+func (p *LineagePool) Reserve(prefix []int32, fresh int) bool {
+	if fresh > p.Free() {
+		evictable := p.inactive
+		for _, c := range prefix {
+			if p.isInactive(c) {
+				evictable--
+			}
+		}
+		if fresh > p.Free()+evictable {
+			return false
+		}
+	}
+	for _, c := range prefix {
+		if p.isInactive(c) {
+			p.revive(c)
+		}
+		p.slots[c].pins++
+	}
+	for fresh > p.Free() {
+		p.evict(p.heap[0])
+	}
+	p.reserved += fresh
+	return true
+}
+
+// Cancel implements BlockPool.
+func (p *LineagePool) Cancel(prefix []int32, unused int) {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		s := &p.slots[prefix[i]]
+		s.pins--
+		if s.refs == 0 && s.pins == 0 {
+			p.retire(prefix[i])
+		}
+	}
+	p.reserved -= unused
+}
+
+// Acquire implements BlockPool.
+func (p *LineagePool) Acquire(c int32) {
+	s := &p.slots[c]
+	s.pins--
+	s.refs++
+}
+
+// AllocatePrivate implements BlockPool.
+func (p *LineagePool) AllocatePrivate() int32 {
+	p.reserved--
+	c := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	p.slots[c] = lslot{state: slotPrivate, refs: 1, parent: -1, heapIdx: -1}
+	return c
+}
+
+// Register implements BlockPool.
+func (p *LineagePool) Register(c int32, hash uint64, parent int32) (int32, bool) {
+	if e, ok := p.byHash[hash]; ok {
+		// Collapse onto the resident block; the duplicate slot is freed.
+		p.slots[c].state = slotFree
+		p.free = append(p.free, c)
+		if p.isInactive(e) {
+			p.revive(e)
+		}
+		p.slots[e].refs++
+		return e, false
+	}
+	s := &p.slots[c]
+	s.state, s.hash, s.parent = slotCached, hash, parent
+	p.byHash[hash] = c
+	if parent >= 0 {
+		ps := &p.slots[parent]
+		ps.children++
+		p.heapRemove(parent)
+	}
+	return c, true
+}
+
+// Release implements BlockPool.
+func (p *LineagePool) Release(c int32) {
+	s := &p.slots[c]
+	if s.state == slotPrivate {
+		s.state = slotFree
+		p.free = append(p.free, c)
+		return
+	}
+	s.refs--
+	if s.refs == 0 && s.pins == 0 {
+		p.retire(c)
+	}
+}
+
+// retire moves a block into the inactive pool, stamping its insertion tick.
+func (p *LineagePool) retire(c int32) {
+	p.inactive++
+	p.tick++
+	s := &p.slots[c]
+	s.tick = p.tick
+	if s.children == 0 {
+		p.heapPush(c)
+	}
+}
+
+// revive takes an inactive block back into use.
+func (p *LineagePool) revive(c int32) {
+	p.inactive--
+	p.heapRemove(c)
+}
+
+func (p *LineagePool) evict(c int32) {
+	p.heapRemove(c)
+	p.inactive--
+	s := &p.slots[c]
+	delete(p.byHash, s.hash)
+	if p.onRemove != nil {
+		p.onRemove(s.hash)
+	}
+	if par := s.parent; par >= 0 {
+		ps := &p.slots[par]
+		ps.children--
+		if ps.children == 0 && p.isInactive(par) {
+			p.heapPush(par) // a leaf again, at its original tick
+		}
+	}
+	*s = lslot{heapIdx: -1}
+	p.free = append(p.free, c)
+}
+
+func (p *LineagePool) less(i, j int) bool {
+	a, b := &p.slots[p.heap[i]], &p.slots[p.heap[j]]
+	if a.tick != b.tick {
+		return a.tick < b.tick
+	}
+	return p.heap[i] < p.heap[j]
+}
+
+func (p *LineagePool) swap(i, j int) {
+	p.heap[i], p.heap[j] = p.heap[j], p.heap[i]
+	p.slots[p.heap[i]].heapIdx = int32(i)
+	p.slots[p.heap[j]].heapIdx = int32(j)
+}
+
+func (p *LineagePool) heapPush(c int32) {
+	if p.slots[c].heapIdx >= 0 {
+		return
+	}
+	p.heap = append(p.heap, c)
+	i := len(p.heap) - 1
+	p.slots[c].heapIdx = int32(i)
+	for i > 0 {
+		q := (i - 1) / 2
+		if !p.less(i, q) {
+			break
+		}
+		p.swap(i, q)
+		i = q
+	}
+}
+
+func (p *LineagePool) heapRemove(c int32) {
+	i := int(p.slots[c].heapIdx)
+	if i < 0 {
+		return
+	}
+	last := len(p.heap) - 1
+	if i != last {
+		p.swap(i, last)
+	}
+	p.heap = p.heap[:last]
+	p.slots[c].heapIdx = -1
+	if i == last {
+		return
+	}
+	// Restore the heap at i: sift down, then up.
+	j := i
+	for {
+		l := 2*j + 1
+		if l >= len(p.heap) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(p.heap) && p.less(r, l) {
+			m = r
+		}
+		if !p.less(m, j) {
+			break
+		}
+		p.swap(j, m)
+		j = m
+	}
+	for j > 0 {
+		q := (j - 1) / 2
+		if !p.less(j, q) {
+			break
+		}
+		p.swap(j, q)
+		j = q
+	}
+}
