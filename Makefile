@@ -8,7 +8,7 @@ export PATH := $(dir $(GO)):$(PATH)
 
 all: cli
 
-bin/dynosim: $(shell find . -name '*.go' -not -path './node_modules/*') go.mod
+bin/dynosim: $(shell find . -name '*.go' -not -path './node_modules/*') $(wildcard cmd/dynosim/*.yaml cmd/dynosim/*.jsonl) go.mod
 	$(GO) build -o bin/dynosim ./cmd/dynosim
 
 cli: bin/dynosim
@@ -19,7 +19,15 @@ test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
+# The public traces live in ../shared/traces beside the repository.
+TRACES ?= ../shared/traces
+BENCH_SET := --set engine.workers.aggregated.parallelism.replicas=8 --set engine.workers.aggregated.kv_cache.block_size=512
+
+# Whole-trace replays (wall time, peak RSS, simulated output tokens per wall
+# second), then the Go benchmarks of the hot paths.
 bench: bin/dynosim
+	bin/dynosim predict --trace $(TRACES)/mooncake/conversation_trace.jsonl $(BENCH_SET) --format json --stats >/dev/null
+	bin/dynosim predict --trace $(TRACES)/azure/AzureLLMInferenceTrace_conv.csv $(BENCH_SET) --format json --stats >/dev/null
 	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/...
 
 clean:

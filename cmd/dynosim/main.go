@@ -89,6 +89,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		format    = fs.String("format", "table", "output `format`: table or json")
 		outDir    = fs.String("output-dir", "", "write prediction.json (and requests.jsonl) to `DIR`")
 		capture   = fs.Bool("capture-per-request", false, "also write requests.jsonl (with --output-dir)")
+		stats     = fs.Bool("stats", false, "print wall time, peak memory and simulation speed to stderr")
 		sets      multiFlag
 	)
 	fs.Var(&sets, "set", "override `PATH=VALUE` (repeatable, left to right)")
@@ -149,7 +150,13 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep.SetWallTime(float64(time.Since(start).Microseconds()) / 1000)
+	wall := time.Since(start)
+	rep.SetWallTime(float64(wall.Microseconds()) / 1000)
+	if *stats {
+		fmt.Fprintf(stderr, "dynosim: %d requests, %.0f output tokens simulated in %.3f s wall (peak RSS %.0f MB): %.2f M simulated output tokens/s\n",
+			int(rep.Summary["num_requests"]), rep.Summary["total_output_tokens"], wall.Seconds(),
+			float64(peakRSSBytes())/1e6, rep.Summary["total_output_tokens"]/wall.Seconds()/1e6)
+	}
 	js, err := rep.JSON()
 	if err != nil {
 		return err

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets tests run the real main (exit status included) by
+// re-executing the test binary with DYNOSIM_RUN_MAIN=1.
+func TestMain(m *testing.M) {
+	if os.Getenv("DYNOSIM_RUN_MAIN") == "1" {
+		os.Args = append([]string{"dynosim"}, strings.Fields(os.Getenv("DYNOSIM_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runMain(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DYNOSIM_RUN_MAIN=1", "DYNOSIM_ARGS="+strings.Join(args, " "))
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func write(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBadInputExitsTwoWithOneLine(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"timestamp":0,"input_length":8,"output_length":2,"hash_ids":[1]}`
+	tests := []struct {
+		name string
+		args func() []string
+		want string
+	}{
+		{"malformed JSON line", func() []string {
+			return []string{"predict", "--trace", write(t, dir, "a.jsonl", good+"\n{nope\n")}
+		}, "dynosim: a.jsonl:2: invalid JSON"},
+		{"missing hash_ids", func() []string {
+			return []string{"predict", "--trace", write(t, dir, "b.jsonl", `{"timestamp":0,"output_length":1}`)}
+		}, "dynosim: b.jsonl:1: hash_ids: missing"},
+		{"negative length", func() []string {
+			return []string{"predict", "--trace", write(t, dir, "c.jsonl", good+"\n"+good+"\n"+`{"timestamp":5,"output_length":-3,"hash_ids":[1]}`)}
+		}, "dynosim: c.jsonl:3: output_length: must be an integer ≥ 0, got -3"},
+		{"non-integer hash id", func() []string {
+			return []string{"predict", "--trace", write(t, dir, "d.jsonl", `{"timestamp":0,"output_length":1,"hash_ids":[1,"x"]}`)}
+		}, "dynosim: d.jsonl:1: hash_ids: must be a list of numbers"},
+		{"unknown YAML key", func() []string {
+			return []string{"predict", "-c", write(t, dir, "e.yaml", "engine:\n  workers:\n    aggregated:\n      bogus: 1\n")}
+		}, "dynosim: e.yaml:4: engine.workers.aggregated.bogus: unknown key"},
+		{"zero workers", func() []string {
+			return []string{"predict", "--set", "engine.workers.aggregated.parallelism.replicas=0"}
+		}, "dynosim: default.yaml: engine.workers.aggregated.parallelism.replicas: must be ≥ 1, got 0"},
+		{"block size 1", func() []string {
+			return []string{"predict", "--set", "engine.workers.aggregated.kv_cache.block_size=1"}
+		}, "dynosim: default.yaml: engine.workers.aggregated.kv_cache.block_size: must be ≥ 2 for vllm, got 1"},
+		{"missing file", func() []string { return []string{"predict", "--trace", filepath.Join(dir, "none.jsonl")} }, "dynosim: " + filepath.Join(dir, "none.jsonl") + ": no such file"},
+		{"bad format flag", func() []string { return []string{"predict", "--format", "xml"} }, "dynosim: --format: must be table or json"},
+		{"unknown command", func() []string { return []string{"predicts"} }, `dynosim: unknown command "predicts"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runMain(t, tc.args()...)
+			if code != 2 {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			first, _, _ := strings.Cut(stderr, "\n")
+			if !strings.HasPrefix(first, tc.want) {
+				t.Fatalf("stderr %q, want prefix %q", stderr, tc.want)
+			}
+			if stdout != "" {
+				t.Fatalf("stdout not empty: %q", stdout)
+			}
+			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
+				t.Fatalf("panic: %s", stderr)
+			}
+		})
+	}
+}
+
+func TestPredictOutputs(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "c.yaml", "traffic: {source: {type: trace, paths: [t.jsonl]}}\nengine: {workers: {aggregated: {parallelism: {replicas: 2}}}}\n")
+	write(t, dir, "t.jsonl", `{"timestamp":0,"input_length":100,"output_length":3,"hash_ids":[1]}`+"\n"+`{"timestamp":10,"input_length":600,"output_length":5,"hash_ids":[1,2]}`+"\n")
+	out := filepath.Join(dir, "out")
+
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"predict", "-c", cfg, "--format", "json", "--output-dir", out, "--capture-per-request"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Summary map[string]float64 `json:"summary"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("stdout is not the report JSON: %v", err)
+	}
+	if rep.Summary["completed_requests"] != 2 || rep.Summary["total_output_tokens"] != 8 || rep.Summary["wall_time_ms"] <= 0 {
+		t.Fatalf("summary %v", rep.Summary)
+	}
+	saved, err := os.ReadFile(filepath.Join(out, "prediction.json"))
+	if err != nil || !bytes.Equal(saved, stdout.Bytes()) {
+		t.Fatalf("prediction.json differs from stdout (%v)", err)
+	}
+	reqs, err := os.ReadFile(filepath.Join(out, "requests.jsonl"))
+	if err != nil || bytes.Count(reqs, []byte("\n")) != 2 {
+		t.Fatalf("requests.jsonl: %v %q", err, reqs)
+	}
+
+	stdout.Reset()
+	if err := run([]string{"predict"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "NVIDIA AIPerf | LLM Metrics") || !strings.Contains(stdout.String(), "1,000.00") {
+		t.Fatalf("bare predict table:\n%s", stdout.String())
+	}
+}
