@@ -173,6 +173,11 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in, status, msg := h.readInputs(w, r)
+	// Read what is left of the body (bounded) before answering: a runtime
+	// whose request stream is cancelled half-read may drop the connection
+	// (a local workerd then fails the next request on it with 503).
+	io.Copy(io.Discard, io.LimitReader(r.Body, 2*h.opt.MaxBodyBytes))
+	r.Body.Close()
 	if status != 0 {
 		writeError(w, status, msg)
 		return
@@ -248,8 +253,7 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request) (*inputs, i
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, http.StatusBadRequest, "expected a multipart/form-data body with fields config, trace (optional), profile (optional), e.g. curl -F config=@config.yaml -F trace=@trace.jsonl"
 	}
-	body := http.MaxBytesReader(w, r.Body, h.opt.MaxBodyBytes)
-	defer body.Close()
+	body := http.MaxBytesReader(w, io.NopCloser(r.Body), h.opt.MaxBodyBytes)
 	mr := multipart.NewReader(body, params["boundary"])
 	in := &inputs{}
 	for {

@@ -1,0 +1,328 @@
+// End-to-end tests of the DynoSim Cloudflare Worker: a real local workerd
+// (wrangler dev --local on 127.0.0.1) serving build/worker/, checked against
+// the native CLI (go build ./cmd/dynosim). Run with `make test-worker`
+// (which builds the Worker first) or `node --test wasm/worker/test/`.
+//
+// Environment knobs: GO (go binary), WORKER_TEST_KEEP=1 keeps the temp dir.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const testdata = path.join(root, 'wasm/worker/testdata');
+const GO = process.env.GO || (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go');
+const WRANGLER = path.join(root, 'node_modules/.bin/wrangler');
+const MAX_BODY = 1 << 20; // the test instance's body cap (the default is 32 MiB)
+const WALL_CLOCK = ['wall_time_ms', 'processed_tokens_per_s', 'processed_output_tokens_per_s'];
+
+// The config every test runs: the CLI's embedded default minus its trace path.
+const CONFIG = `traffic:
+  source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}  # the upload / --trace replaces paths
+  load: {type: trace_timestamps, speedup: 1.0}
+engine:
+  mode: aggregated
+  backend: vllm
+  model: llama-3.1-8b
+  hardware: h100_sxm
+  workers:
+    aggregated:
+      parallelism: {replicas: 8, tensor: 1, attention_data: 1}
+      scheduler: {max_batched_tokens: 8192, max_sequences: 256, preemption: lifo, chunked_prefill: true}
+      kv_cache: {block_size: 64, prefix_caching: true, g1_backend: native, capacity: {type: fixed, blocks: 16384}}
+      timing: {type: polynomial, speedup: 1.0, decode_speedup: 1.0}
+router: {policy: round_robin}
+evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}
+execution: {seed: 42}
+`;
+
+const traceLines = readFileSync(path.join(testdata, 'conversation_1000.jsonl'), 'utf8').split('\n').filter(Boolean);
+const slice = (n, from = 0) => traceLines.slice(from, from + n).join('\n') + '\n';
+
+let tmp, base, devProc, devLog = '', cli;
+
+function env() {
+  const e = { ...process.env };
+  for (const k of Object.keys(e)) if (k.startsWith('CLOUDFLARE_')) delete e[k];
+  return {
+    ...e,
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    WRANGLER_SEND_METRICS: 'false',
+    WRANGLER_SEND_ERROR_REPORTS: 'false',
+    WRANGLER_HIDE_BANNER: 'true',
+    NO_COLOR: '1',
+  };
+}
+
+async function freePort() {
+  const srv = net.createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+before(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'dynosim-worker-test-'));
+  if (!existsSync(path.join(root, 'build/worker/app.wasm'))) {
+    execFileSync('make', ['worker'], { cwd: root, stdio: 'inherit' });
+  }
+  cli = path.join(tmp, 'dynosim');
+  execFileSync(GO, ['build', '-o', cli, './cmd/dynosim'], { cwd: root, stdio: 'inherit' });
+  writeFileSync(path.join(tmp, 'config.yaml'), CONFIG);
+
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  devProc = spawn(WRANGLER, [
+    'dev', '-c', path.join(root, 'build/wrangler.jsonc'), '--local', '--ip', '127.0.0.1', '--port', String(port),
+    '--persist-to', path.join(tmp, 'state'), '--show-interactive-dev-session=false', '--log-level', process.env.WORKER_TEST_KEEP ? 'debug' : 'warn',
+    '--var', `MAX_BODY_BYTES:${MAX_BODY}`,
+  ], { cwd: root, env: env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  devProc.stdout.on('data', (d) => { devLog += d; });
+  devProc.stderr.on('data', (d) => { devLog += d; });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (devProc.exitCode !== null) throw new Error(`wrangler dev exited ${devProc.exitCode}:\n${devLog}`);
+    try {
+      const r = await fetch(`${base}/v1/health`, { signal: AbortSignal.timeout(5000) });
+      if (r.ok) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`wrangler dev did not come up on ${base}:\n${devLog}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+});
+
+after(async () => {
+  if (devProc && devProc.exitCode === null) {
+    const exited = once(devProc, 'exit');
+    try { process.kill(-devProc.pid, 'SIGTERM'); } catch {}
+    const t = setTimeout(() => { try { process.kill(-devProc.pid, 'SIGKILL'); } catch {} }, 5000);
+    await exited;
+    clearTimeout(t);
+  }
+  if (process.env.WORKER_TEST_KEEP) writeFileSync(path.join(tmp, 'wrangler.log'), devLog);
+  if (tmp && !process.env.WORKER_TEST_KEEP) rmSync(tmp, { recursive: true, force: true });
+});
+
+// cliJSON runs `dynosim predict -c config.yaml --trace NAME --format json` on
+// the same bytes the Worker gets (same file names: they appear in errors).
+function cliJSON(trace, name, sets = []) {
+  writeFileSync(path.join(tmp, name), trace);
+  const args = ['predict', '-c', 'config.yaml', '--trace', name, '--format', 'json'];
+  for (const s of sets) args.push('--set', s);
+  return execFileSync(cli, args, { cwd: tmp, maxBuffer: 64 << 20 }).toString();
+}
+
+// normalize blanks the wall-clock fields, the only ones allowed to differ.
+function normalize(text) {
+  let out = text;
+  for (const k of WALL_CLOCK) out = out.replace(new RegExp(`("${k}": )[^,\\n}]*`, 'g'), '$1<wall>');
+  return out;
+}
+
+// assertSameReport compares bytes (wall-clock fields aside) and, on failure,
+// names the differing summary keys.
+function assertSameReport(got, want, what) {
+  if (normalize(got) === normalize(want)) return;
+  let detail = '';
+  try {
+    const g = JSON.parse(got).summary, w = JSON.parse(want).summary;
+    const keys = Object.keys({ ...g, ...w }).filter((k) => !WALL_CLOCK.includes(k) && g[k] !== w[k]);
+    detail = keys.slice(0, 8).map((k) => `${k}: worker ${g[k]} vs cli ${w[k]}`).join('; ');
+  } catch (e) { detail = String(e); }
+  assert.fail(`${what}: Worker report differs from the CLI's --format json: ${detail || 'outside summary'}`);
+}
+
+function form(fields) {
+  const fd = new FormData();
+  for (const [k, v] of fields) {
+    if (v && typeof v === 'object' && 'name' in v) fd.append(k, new Blob([v.data]), v.name);
+    else fd.append(k, v);
+  }
+  return fd;
+}
+
+async function predict(fields) {
+  const t0 = performance.now();
+  const r = await fetch(`${base}/v1/predict`, { method: 'POST', body: form(fields), signal: AbortSignal.timeout(120_000) });
+  const body = await r.text();
+  return { r, body, ms: performance.now() - t0 };
+}
+
+async function expectError(res, status, pattern) {
+  const { r, body } = res;
+  assert.equal(r.status, status, `status for ${body}`);
+  assert.match(r.headers.get('content-type') || '', /application\/json/);
+  assert.equal(body.trim().split('\n').length, 1, `one line: ${body}`);
+  const j = JSON.parse(body);
+  assert.deepEqual(Object.keys(j), ['error']);
+  assert.equal(typeof j.error, 'string');
+  assert.ok(!j.error.includes('\n'));
+  if (pattern) assert.match(j.error, pattern);
+  return j.error;
+}
+
+test('health', async () => {
+  const r = await fetch(`${base}/v1/health`);
+  assert.equal(r.status, 200);
+  const j = await r.json();
+  assert.equal(j.status, 'ok');
+  assert.equal(j.storage, true);
+  assert.equal(j.max_body_bytes, MAX_BODY);
+  assert.ok(j.max_requests > 0 && j.max_passes > 0, 'limits derived from the CPU budget');
+});
+
+test('predict equals the CLI, is stored, and is served from storage the second time', async () => {
+  const trace = slice(200);
+  const want = cliJSON(trace, 'conv200.jsonl');
+  const fields = [['config', { name: 'config.yaml', data: CONFIG }], ['trace', { name: 'conv200.jsonl', data: trace }]];
+
+  const first = await predict(fields);
+  assert.equal(first.r.status, 200, first.body);
+  assert.match(first.r.headers.get('content-type'), /application\/json/);
+  assert.equal(first.r.headers.get('x-dynosim-cache'), 'miss');
+  const loc = first.r.headers.get('location');
+  assert.match(loc, /^\/v1\/runs\/[0-9a-f]{32}$/);
+  assertSameReport(first.body, want, '200-request slice');
+  for (const k of WALL_CLOCK) assert.equal(JSON.parse(first.body).summary[k], 0, `${k} is 0 in the Worker`);
+
+  const got = await fetch(base + loc);
+  assert.equal(got.status, 200);
+  assert.equal(await got.text(), first.body, 'GET /v1/runs/{id} returns the same bytes');
+
+  const second = await predict(fields);
+  assert.equal(second.r.status, 200);
+  assert.equal(second.r.headers.get('x-dynosim-cache'), 'hit', 'identical resubmission answered from KV');
+  assert.equal(second.r.headers.get('location'), loc, 'same inputs, same run id');
+  assert.equal(second.body, first.body);
+
+  // Any change of input names another run.
+  const other = await predict([...fields, ['set', 'execution.seed=7']]);
+  assert.equal(other.r.status, 200, other.body);
+  assert.notEqual(other.r.headers.get('location'), loc);
+  assert.equal(other.r.headers.get('x-dynosim-cache'), 'miss');
+  assertSameReport(other.body, cliJSON(trace, 'conv200.jsonl', ['execution.seed=7']), '--set execution.seed=7');
+});
+
+test('bad input gives a 4xx with a one-line JSON error', async () => {
+  const trace = { name: 'conv50.jsonl', data: slice(50) };
+  await expectError(await predict([['config', 'traffic: [\n  oops'], ['trace', trace]]), 400, /config/);
+  await expectError(await predict([['config', { name: 'my.yaml', data: 'no_such_section: 1\n' }], ['trace', trace]]), 400, /my\.yaml.*no_such_section/);
+  await expectError(await predict([['config', 'execution: {seed: -1x}\n'], ['trace', trace]]), 400);
+  await expectError(await predict([['config', CONFIG], ['trace', { name: 'junk.jsonl', data: '{"timestamp": 0, "input_length": 5\n\u0000\u0001garbage\n' }]]), 400, /junk\.jsonl:1/);
+  await expectError(await predict([['config', CONFIG], ['trace', { name: 'neg.jsonl', data: '{"timestamp": 0, "input_length": 10, "output_length": -3, "hash_ids": [1]}\n' }]]), 400, /neg\.jsonl:1/);
+  await expectError(await predict([['config', CONFIG], ['trace', { name: 'empty.jsonl', data: '' }]]), 400, /empty\.jsonl/);
+  await expectError(await predict([['config', CONFIG]]), 400, /upload the trace/);
+  await expectError(await predict([['trace', trace]]), 400, /missing form field config/);
+  await expectError(await predict([['config', CONFIG], ['bogus', 'x']]), 400, /unknown form field "bogus"/);
+
+  // Not multipart, or a broken multipart body.
+  let r = await fetch(`${base}/v1/predict`, { method: 'POST', headers: { 'content-type': 'application/yaml' }, body: 'x: 1' });
+  await expectError({ r, body: await r.text() }, 400, /multipart\/form-data/);
+  r = await fetch(`${base}/v1/predict`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XYZ' }, body: '--XYZ\r\nbroken' });
+  await expectError({ r, body: await r.text() }, 400, /multipart/);
+
+  // Runs that exceed the CPU-budget caps: 413 pointing at the CLI / page.
+  await expectError(await predict([['config', 'traffic: {source: {type: synthetic}, stop: {requests: 1000000}}\n']]), 413, /CLI or the page/);
+
+  // Unknown run ids, unknown routes, wrong methods.
+  r = await fetch(`${base}/v1/runs/0123456789abcdef0123456789abcdef`);
+  await expectError({ r, body: await r.text() }, 404, /unknown run id/);
+  r = await fetch(`${base}/v1/runs/not-an-id`);
+  await expectError({ r, body: await r.text() }, 404, /unknown run id/);
+  r = await fetch(`${base}/v1/nothing`);
+  await expectError({ r, body: await r.text() }, 404);
+  r = await fetch(`${base}/v1/predict`);
+  await expectError({ r, body: await r.text() }, 405);
+});
+
+test('a garbage profile is a 400 naming it', async () => {
+  const trace = { name: 'conv50.jsonl', data: slice(50) };
+  await expectError(await predict([['config', CONFIG], ['profile', { name: 'p.npz', data: 'not a zip' }], ['trace', trace]]), 400, /p\.npz/);
+});
+
+test('oversized bodies get 413, with or without Content-Length', async () => {
+  const big = 'x'.repeat(MAX_BODY + 1024);
+  const err = await expectError(await predict([['config', CONFIG], ['trace', { name: 'big.jsonl', data: big }]]), 413, /exceeds this service's limit of 1048576 bytes/);
+  assert.match(err, /CLI/);
+
+  // A streamed (chunked) body: the cap is enforced while reading.
+  const boundary = 'dynosimBoundary';
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="config"\r\n\r\n{}\r\n--${boundary}\r\nContent-Disposition: form-data; name="trace"; filename="big.jsonl"\r\n\r\n`;
+  const chunk = new TextEncoder().encode('y'.repeat(64 << 10));
+  let sent = 0;
+  const stream = new ReadableStream({
+    start(c) { c.enqueue(new TextEncoder().encode(head)); },
+    pull(c) {
+      if (sent > 2 * MAX_BODY) { c.enqueue(new TextEncoder().encode(`\r\n--${boundary}--\r\n`)); c.close(); return; }
+      c.enqueue(chunk); sent += chunk.length;
+    },
+  });
+  const r = await fetch(`${base}/v1/predict`, {
+    method: 'POST', body: stream, duplex: 'half',
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+    signal: AbortSignal.timeout(60_000),
+  });
+  await expectError({ r, body: await r.text() }, 413, /exceeds this service's limit/);
+});
+
+test('20 concurrent requests all get correct answers', async () => {
+  const jobs = Array.from({ length: 20 }, (_, i) => {
+    const name = `conc${i}.jsonl`;
+    const trace = slice(40 + 3 * i, 10 * i);
+    return { name, trace, want: cliJSON(trace, name) };
+  });
+  const t0 = performance.now();
+  const results = await Promise.all(jobs.map((j) => predict([['config', CONFIG], ['trace', { name: j.name, data: j.trace }]])));
+  const ms = performance.now() - t0;
+  const ids = new Set();
+  results.forEach((res, i) => {
+    assert.equal(res.r.status, 200, `request ${i}: ${res.body}`);
+    assertSameReport(res.body, jobs[i].want, `concurrent request ${i}`);
+    ids.add(res.r.headers.get('location'));
+  });
+  assert.equal(ids.size, 20, 'distinct inputs, distinct run ids');
+  // And every one of them was stored.
+  const stored = await Promise.all([...ids].map(async (loc) => (await fetch(base + loc)).status));
+  assert.deepEqual(stored, Array(20).fill(200));
+  console.log(`# 20 concurrent POSTs (40-97 requests each): all done in ${ms.toFixed(0)} ms`);
+});
+
+test('latency of a 1,000-request slice', async () => {
+  const trace = slice(1000);
+  const want = cliJSON(trace, 'conv1000.jsonl');
+  const fields = [['config', CONFIG], ['trace', { name: 'conv1000.jsonl', data: trace }]];
+  const miss = await predict(fields);
+  assert.equal(miss.r.status, 200, miss.body);
+  assert.equal(miss.r.headers.get('x-dynosim-cache'), 'miss');
+  assertSameReport(miss.body, want, '1,000-request slice');
+  const hit = await predict(fields);
+  assert.equal(hit.r.headers.get('x-dynosim-cache'), 'hit');
+  const t0 = performance.now();
+  const get = await fetch(base + miss.r.headers.get('location'));
+  await get.text();
+  const getMs = performance.now() - t0;
+  const t1 = performance.now();
+  await (await fetch(`${base}/v1/health`)).text();
+  const healthMs = performance.now() - t1;
+  const passes = JSON.parse(miss.body).workers.reduce((s, w) => s + w.passes, 0);
+  const msg = `1,000-request slice (${passes} engine passes): POST run ${miss.ms.toFixed(0)} ms, ` +
+    `POST from KV ${hit.ms.toFixed(0)} ms, GET run ${getMs.toFixed(0)} ms, GET health ${healthMs.toFixed(0)} ms`;
+  console.log(`# ${msg}`);
+});
+
+test('wrangler deploy --dry-run: gzip upload ≤ 3 MiB', () => {
+  const out = execFileSync(WRANGLER, ['deploy', '--dry-run', '--outdir', path.join(tmp, 'dist'), '-c', path.join(root, 'build/wrangler.jsonc')],
+    { cwd: root, env: env(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const m = out.match(/Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/);
+  assert.ok(m, `no size line in:\n${out}`);
+  const gzipKiB = Number(m[2]);
+  console.log(`# wrangler deploy --dry-run: total ${m[1]} KiB, gzip ${m[2]} KiB (limit 3072 KiB)`);
+  assert.ok(gzipKiB <= 3 * 1024, `gzip upload ${gzipKiB} KiB > 3 MiB`);
+});
