@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -200,8 +201,14 @@ func TestPoissonAndConstantArrivals(t *testing.T) {
 	}
 	recs = rep.Requests()
 	mean := recs[len(recs)-1].ArrivalTimeMs / float64(len(recs)-1)
-	if mean < 90 || mean > 110 {
-		t.Fatalf("poisson mean gap %v ms, want ≈100", mean)
+	var ss float64
+	for i := 1; i < len(recs); i++ {
+		g := recs[i].ArrivalTimeMs - recs[i-1].ArrivalTimeMs - mean
+		ss += g * g
+	}
+	std := math.Sqrt(ss / float64(len(recs)-1))
+	if mean < 95 || mean > 105 || std < 90 || std > 110 {
+		t.Fatalf("poisson gaps: mean %v std %v ms, want ≈100 and ≈100", mean, std)
 	}
 }
 

@@ -221,3 +221,77 @@ func TestLimitsAndCancel(t *testing.T) {
 		t.Fatalf("cancel: %v", err)
 	}
 }
+
+// Data-parallel ranks: each rank has its own scheduler and pool; round robin
+// picks the worker, then that worker's next rank.
+func TestDataParallelRanks(t *testing.T) {
+	cfg := `
+traffic: {source: {type: synthetic, input_tokens: 256, output_tokens: 8}, stop: {requests: 64}, load: {type: concurrency, concurrency: 64}}
+engine: {workers: {aggregated: {parallelism: {replicas: 2, attention_data: 4}, scheduler: {max_sequences: 4}, kv_cache: {capacity: {blocks: 64}}}}}
+`
+	rep, err := Predict(Inputs{Config: []byte(cfg), CapturePerRequest: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Summary["completed_requests"] != 64 || rep.Summary["decode_gpus_per_worker"] != 4 {
+		t.Fatalf("summary %v", rep.Summary)
+	}
+	for _, w := range rep.Workers {
+		// 4 ranks × 64 blocks each, and 32 requests per worker.
+		if w.TotalBlocks != 256 || w.Requests != 32 {
+			t.Fatalf("worker %+v", w)
+		}
+	}
+	// With max_sequences 4 per rank, 16 requests start at once per worker:
+	// 32 requests in the first wave across both workers.
+	first := rep.Requests()[0].FirstTokenMs
+	n := 0
+	for _, r := range rep.Requests() {
+		if r.FirstTokenMs == first {
+			n++
+		}
+	}
+	if n != 32 {
+		t.Fatalf("%d requests in the first wave, want 32", n)
+	}
+}
+
+// L7: the arrival mode and seed change arrival times only; the requests
+// themselves stay the same.
+func TestL7ArrivalsChangeOnlyTimestamps(t *testing.T) {
+	base := "traffic: {source: {type: synthetic, input_tokens: 64, output_tokens: 4}, stop: {requests: 50}, load: "
+	run := func(load string) []float64 {
+		rep, err := Predict(Inputs{Config: []byte(base + load + "}"), CapturePerRequest: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var arr []float64
+		for _, r := range rep.Requests() {
+			if r.InputLength != 64 || r.OutputLength != 4 {
+				t.Fatalf("request changed: %+v", r)
+			}
+			arr = append(arr, r.ArrivalTimeMs)
+		}
+		return arr
+	}
+	a, b, c := run("{type: poisson, requests_per_second: 5, seed: 1}"), run("{type: poisson, requests_per_second: 5, seed: 1}"), run("{type: poisson, requests_per_second: 5, seed: 2}")
+	if !slicesEqual(a, b) || slicesEqual(a, c) {
+		t.Fatal("poisson arrivals must depend on the seed only")
+	}
+	burst := run("{type: constant_rate, requests_per_second: 0}")
+	if burst[len(burst)-1] != 0 {
+		t.Fatalf("burst arrivals %v", burst[:3])
+	}
+}
+
+func slicesEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
