@@ -45,6 +45,9 @@ type EventLog struct {
 	Events []Event
 }
 
+// Add appends a new event of kind and returns it for the caller to fill.
+func (l *EventLog) Add(kind EventKind) *Event { return l.add(kind) }
+
 func (l *EventLog) add(kind EventKind) *Event {
 	l.Events = append(l.Events, Event{ID: l.next, DPRank: l.DPRank, Kind: kind})
 	l.next++

@@ -203,12 +203,14 @@ func (r *Radix) touch(c int32, t uint64) {
 }
 
 // InsertFrom caches keys with their pages below node (whose path ends where
-// keys start). It returns how many leading keys were already cached (the
-// caller's pages for those are duplicates it may free) and the node where
-// the inserted run ends. If node is an unlocked-by-others leaf held only by
-// the caller's lock (lockRef 1, hold says the caller holds it), a new run is
-// appended to it in place instead of growing a chain of one-page nodes.
-func (r *Radix) InsertFrom(node int32, keys []uint64, pages []int32, hold bool) (dup int, end int32) {
+// keys start). It returns how many leading keys were already cached and the
+// node where the inserted run ends. For the already-cached part, pages is
+// overwritten with the tree's pages and the caller's displaced pages (the
+// duplicates, to be freed) are appended to displaced. hold says the caller
+// holds a lock on node: if node is then a leaf locked only by the caller,
+// the new run is appended to it in place instead of growing a chain of
+// one-page nodes (decode inserts one page at a time).
+func (r *Radix) InsertFrom(node int32, keys []uint64, pages []int32, hold bool, displaced []int32) (dup int, end int32, _ []int32) {
 	r.clock++
 	t := r.clock
 	n := node
@@ -222,29 +224,31 @@ func (r *Radix) InsertFrom(node int32, keys []uint64, pages []int32, hold bool) 
 			c = r.split(c, k)
 		}
 		r.touch(c, t)
+		for i, pg := range r.nodes[c].pages {
+			if pages[dup+i] != pg {
+				displaced = append(displaced, pages[dup+i])
+				pages[dup+i] = pg
+			}
+		}
 		dup += k
 		n = c
 	}
 	if dup == len(keys) {
-		return dup, n
+		return dup, n, displaced
 	}
-	rest := len(keys) - dup
-	tokens := rest * r.PageSize
+	tokens := (len(keys) - dup) * r.PageSize
 	nd := &r.nodes[n]
-	if hold && n != node {
-		hold = false // the caller's lock is on node, not on n
-	}
-	if hold && n != RadixRoot && len(nd.children) == 0 && nd.lockRef == 1 {
+	if hold && n == node && n != RadixRoot && len(nd.children) == 0 && nd.lockRef == 1 {
 		nd.keys = append(nd.keys, keys[dup:]...)
 		nd.pages = append(nd.pages, pages[dup:]...)
 		nd.access = t
 		r.protected += tokens
-		return dup, n
+		return dup, n, displaced
 	}
 	c := r.newNode(n, append([]uint64(nil), keys[dup:]...), append([]int32(nil), pages[dup:]...), t)
 	r.evictable += tokens
 	r.heapPush(c)
-	return dup, c
+	return dup, c, displaced
 }
 
 // Lock protects node and its ancestors from eviction.

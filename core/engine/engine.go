@@ -48,12 +48,39 @@ type FPM struct {
 	WallTimeSecs                                    float64
 }
 
-// Metrics is a core's load after a pass.
+// Metrics is a core's load after a pass, with cumulative counters.
 type Metrics struct {
 	Running, Waiting int
 	ActiveBlocks     int
 	TotalBlocks      int
-	Preemptions      int // cumulative
+	Preemptions      int // cumulative; includes SGLang retractions
+	Counters             // cumulative
+}
+
+// Counters are per-engine work counters, reported per pass (Pass.Counters)
+// and cumulatively (Metrics.Counters).
+type Counters struct {
+	// CacheHitTokens and CacheTotalTokens are the SGLang core's prefix
+	// metrics (the reference's sglang_cache_hit_tokens / _total_tokens):
+	// over the prefill items of a pass, Σ prefix and Σ (prefix + computed).
+	// A chunked prompt counts once per chunk, with its earlier chunks as
+	// prefix, as in the reference. Zero for the vLLM/TensorRT-LLM core.
+	CacheHitTokens, CacheTotalTokens int
+	// Retractions counts SGLang decode retractions (also in Preemptions).
+	Retractions int
+	// AcceptedTokens and DecodeForwards are the accept-length counters
+	// (accept_length_output_tokens / _decode_forwards): tokens emitted by
+	// decode forwards and the number of request-forwards that emitted them.
+	// Their ratio is the mean accept length (1 without speculation).
+	AcceptedTokens, DecodeForwards int
+}
+
+func (c *Counters) add(d Counters) {
+	c.CacheHitTokens += d.CacheHitTokens
+	c.CacheTotalTokens += d.CacheTotalTokens
+	c.Retractions += d.Retractions
+	c.AcceptedTokens += d.AcceptedTokens
+	c.DecodeForwards += d.DecodeForwards
 }
 
 // Pass is the result of one Step. Its slices are reused by the next Step.
@@ -64,12 +91,14 @@ type Pass struct {
 	Events     []kv.Event
 	FPM        FPM
 	Metrics    Metrics
+	Counters   Counters // this pass only
 	// Busy reports whether the pass scheduled or emitted anything; a core
 	// with requests whose passes are not busy is stuck.
 	Busy bool
 }
 
-// Policy selects the capacity policy of the vLLM-shaped core.
+// Policy selects the engine: the vLLM-shaped core with vLLM's or
+// TensorRT-LLM's capacity policy, or the SGLang core.
 type Policy uint8
 
 const (
@@ -77,6 +106,17 @@ const (
 	// TRTLLM is TensorRT-LLM's GUARANTEED_NO_EVICT: reserve prompt plus
 	// maximum output at admission, never preempt.
 	TRTLLM
+	// SGLang is the SGLang-shaped core (spec §3): token pool + radix cache,
+	// prefill-then-decode passes, retraction instead of preemption.
+	SGLang
+)
+
+// G1Backend selects the G1 block pool of the vLLM-shaped core.
+type G1Backend uint8
+
+const (
+	NativeG1 G1Backend = iota // vLLM's physical pool (spec §4.3)
+	KVBMG1                    // kvbm-logical's lineage pool (spec §4.4)
 )
 
 // Preemption orders victim selection.
@@ -103,10 +143,24 @@ type Config struct {
 	Seed             uint64 // output-token stream
 	Events           bool   // publish KV events
 	DPRank           int
+	G1               G1Backend    // vLLM/TRT-LLM only; SGLang has its radix cache
+	Spec             Speculation  // speculative decoding (NextN 0: off)
+	SGLang           SGLangConfig // SGLang core knobs (page size = BlockSize)
 }
 
 // Validate checks a config.
 func (c *Config) Validate() error {
+	if c.Spec.NextN != 0 {
+		if _, err := NormalizeAcceptRates(c.Spec.NextN, c.Spec.AcceptRates); err != nil {
+			return fmt.Errorf("speculation: %w", err)
+		}
+		if d := c.Scale.DecodeSpeedup; d != 0 && d != 1 {
+			return fmt.Errorf("decode_speedup: must be 1 with speculative decoding (bursts model the speed-up), got %v", d)
+		}
+	}
+	if c.Policy == SGLang {
+		return c.validateSGLang()
+	}
 	switch {
 	case c.BlockSize < 2:
 		return fmt.Errorf("block_size: must be ≥ 2 for the vLLM/TensorRT-LLM core, got %d", c.BlockSize)
@@ -161,6 +215,15 @@ func (s *seq) complete(maxModelLen int) bool {
 	return s.generated >= s.maxOutput || (maxModelLen > 0 && s.length >= maxModelLen)
 }
 
+// remaining is how many more tokens s may generate.
+func (s *seq) remaining(maxModelLen int) int {
+	r := s.maxOutput - s.generated
+	if maxModelLen > 0 {
+		r = min(r, maxModelLen-s.length)
+	}
+	return max(r, 0)
+}
+
 func (s *seq) knownBlocks(bs int) int { return (s.length + bs - 1) / bs }
 
 // Core is the vLLM-shaped scheduler of one data-parallel rank.
@@ -169,11 +232,14 @@ type Core struct {
 	kv          *kv.Manager
 	events      *kv.EventLog
 	rng         *rand.PCG
-	waiting     deque
+	waiting     deque[*seq]
 	running     []*seq
 	live        int // requests held
 	preemptions int
 	passID      uint64
+	spec        *sampler // nil without speculation
+	counters    Counters // cumulative
+	grow        []*seq   // ready requests of a speculative pass
 
 	// per-pass state
 	budget       int
@@ -197,15 +263,52 @@ func New(cfg Config) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Policy == SGLang {
+		return nil, fmt.Errorf("engine: the SGLang policy has its own core; use NewRank or NewSGLang")
+	}
 	c := &Core{
 		cfg: cfg,
 		rng: rand.NewPCG(cfg.Seed, 0x6f7574707574), // "output"
 	}
+	var err error
+	if c.spec, err = newSampler(cfg.Spec, cfg.Seed); err != nil {
+		return nil, err
+	}
 	if cfg.Events && cfg.PrefixCaching {
 		c.events = &kv.EventLog{DPRank: cfg.DPRank}
 	}
-	c.kv = kv.NewManager(cfg.NumBlocks, cfg.BlockSize, cfg.PrefixCaching, c.events)
+	var pool kv.BlockPool = kv.NewPool(cfg.NumBlocks)
+	if cfg.G1 == KVBMG1 {
+		pool = kv.NewLineagePool(cfg.NumBlocks)
+	}
+	c.kv = kv.NewManagerWith(pool, cfg.BlockSize, cfg.PrefixCaching, c.events)
 	return c, nil
+}
+
+// Rank is one data-parallel rank's engine core, as a driver sees it.
+type Rank interface {
+	// Submit enqueues a request; ids must be unique among held requests.
+	Submit(Request) error
+	// Step runs one forward pass starting at now. The returned pass is
+	// reused by the next Step.
+	Step(now timing.Time) *Pass
+	// Empty reports whether the rank holds no requests.
+	Empty() bool
+	// Metrics returns the rank's load and cumulative counters.
+	Metrics() Metrics
+}
+
+var (
+	_ Rank = (*Core)(nil)
+	_ Rank = (*SGLangCore)(nil)
+)
+
+// NewRank returns the core cfg.Policy selects.
+func NewRank(cfg Config) (Rank, error) {
+	if cfg.Policy == SGLang {
+		return NewSGLang(cfg)
+	}
+	return New(cfg)
 }
 
 // Config returns the core's config.
@@ -266,6 +369,7 @@ func (c *Core) Metrics() Metrics {
 		ActiveBlocks: c.kv.Pool.Active(),
 		TotalBlocks:  c.cfg.NumBlocks,
 		Preemptions:  c.preemptions,
+		Counters:     c.counters,
 	}
 }
 

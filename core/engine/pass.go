@@ -71,8 +71,10 @@ func (c *Core) Step(now timing.Time) *Pass {
 		}
 	}
 
-	prefill := c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
+	// Emission first: a speculative reservation may preempt a request
+	// scheduled in this pass and so change the prefill batch.
 	decode := c.emit()
+	prefill := c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
 	p.Signals = append(p.Signals, c.tokens...)
 	p.Signals = append(p.Signals, c.rejected...)
 	p.End = now + prefill + decode
@@ -80,6 +82,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 		p.Events = c.events.Drain()
 	}
 	c.fillFPM(p)
+	c.counters.add(p.Counters)
 	p.Metrics = c.Metrics()
 	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 {
 		p.Busy = true
@@ -238,11 +241,19 @@ func (c *Core) prefixCost(s *seq) cost {
 	overlap, active := c.kv.Match(s.hashes)
 	bs := c.cfg.BlockSize
 	cs := cost{cached: min(overlap*bs, s.length), activeCached: min(active*bs, s.length)}
-	if c.cfg.Policy == VLLM && !s.complete(c.cfg.MaxModelLen) {
+	if c.cfg.Policy != VLLM {
+		return cs // TensorRT-LLM uses cached tokens as computed
+	}
+	if !s.complete(c.cfg.MaxModelLen) {
 		maxCached := (s.length - 1) / bs * bs
 		cs.cached = min(cs.cached, maxCached)
-		cs.activeCached = min(cs.activeCached, cs.cached)
 	}
+	if c.spec != nil && cs.cached >= bs {
+		// MTP/Eagle recompute: the draft head needs the hidden states of
+		// the last cached block, so one more block is recomputed (P1).
+		cs.cached -= bs
+	}
+	cs.activeCached = min(cs.activeCached, cs.cached)
 	return cs
 }
 
@@ -267,11 +278,10 @@ func (c *Core) admissionTRT(s *seq) (decision, cost) {
 	return admit, cs
 }
 
-// emit samples one token for every ready request and prices the decode
-// step (spec §2.6).
+// emit samples tokens for every ready request and prices the decode step
+// (spec §2.6; with speculation §2.7).
 func (c *Core) emit() timing.Time {
 	p := &c.pass
-	total := 0
 	keep := c.running[:0]
 	for _, s := range c.running {
 		if s.computed < s.length {
@@ -284,36 +294,61 @@ func (c *Core) emit() timing.Time {
 			continue
 		}
 		c.ready = append(c.ready, s)
-		c.fpmDecode.add(float64(s.length))
-		total += s.length
 		keep = append(keep, s)
 	}
 	c.running = keep
+	if c.spec != nil && len(c.ready) > 0 && !c.reserveBursts() {
+		c.ready = c.ready[:0] // no room for the bursts: emit nothing
+	}
 	n := len(c.ready)
 	if n == 0 {
 		return 0
+	}
+	total := 0
+	for _, s := range c.ready {
+		c.fpmDecode.add(float64(s.length))
+		total += s.length
 	}
 	p.FPM.DecodeRequests = n
 	p.FPM.DecodeKVTokens = total
 	d := c.cfg.Scale.Decode(c.cfg.Model, n, total, total/n, c.cfg.NumBlocks*c.cfg.BlockSize)
 	anyDone := false
 	for _, s := range c.ready {
-		var tok uint32
-		if s.planned != nil {
-			tok = s.planned[s.generated]
-		} else {
-			tok = uint32(c.rng.Uint64())
+		b := 1
+		if c.spec != nil {
+			b = c.spec.burst(s.remaining(c.cfg.MaxModelLen))
 		}
-		s.length++
-		s.generated++
-		if c.cfg.PrefixCaching {
-			s.hasher.AddOne(tok, s.addHash)
+		before := s.length
+		done := false
+		for range b {
+			var tok uint32
+			if s.planned != nil {
+				tok = s.planned[s.generated]
+			} else {
+				tok = uint32(c.rng.Uint64())
+			}
+			s.length++
+			s.generated++
+			if c.cfg.PrefixCaching {
+				s.hasher.AddOne(tok, s.addHash)
+			}
+			done = s.complete(c.cfg.MaxModelLen)
+			c.tokens = append(c.tokens, Signal{ID: s.id, Token: tok, HasToken: true, Completed: done, Cached: c.firstSignal(s)})
+			if done {
+				break
+			}
 		}
-		done := s.complete(c.cfg.MaxModelLen)
-		c.tokens = append(c.tokens, Signal{ID: s.id, Token: tok, HasToken: true, Completed: done, Cached: c.firstSignal(s)})
+		p.Counters.AcceptedTokens += s.length - before
+		p.Counters.DecodeForwards++
 		if done {
 			c.finish(s)
 			anyDone = true
+		} else if c.spec != nil {
+			// All but the last accepted token now have KV; the last one
+			// dangles as in plain decoding. Unused reserved blocks go back.
+			s.computed = s.length - 1
+			c.kv.Finalize(&s.lease, before, s.computed, s.hashes, s.locals)
+			c.kv.Truncate(&s.lease, (s.computed+c.cfg.BlockSize-1)/c.cfg.BlockSize)
 		}
 	}
 	if anyDone {
@@ -326,6 +361,44 @@ func (c *Core) emit() timing.Time {
 		c.running = keep
 	}
 	return d
+}
+
+// reserveBursts grows every ready request's lease, in one shot, by the
+// blocks for min(nextn+1, remaining) more tokens, preempting as usual when
+// the pool is short (spec §2.7). It reports false if the room cannot be
+// made (TensorRT-LLM never preempts; its admission reserved the room).
+func (c *Core) reserveBursts() bool {
+	bs, k := c.cfg.BlockSize, len(c.spec.rates)
+	for {
+		need := 0
+		for _, s := range c.ready {
+			target := (s.length + min(k+1, s.remaining(c.cfg.MaxModelLen)) + bs - 1) / bs
+			need += max(0, target-len(s.lease.Slots))
+		}
+		if c.kv.CanGrow(need) {
+			for _, s := range c.ready {
+				c.kv.Allocate(&s.lease, s.length+min(k+1, s.remaining(c.cfg.MaxModelLen)), 0, s.hashes)
+			}
+			return true
+		}
+		if c.cfg.Policy == TRTLLM {
+			return false
+		}
+		v := c.preempt()
+		if v == nil {
+			return false
+		}
+		keep := c.ready[:0]
+		for _, s := range c.ready {
+			if s != v {
+				keep = append(keep, s)
+			}
+		}
+		c.ready = keep
+		if len(c.ready) == 0 {
+			return false
+		}
+	}
 }
 
 func (c *Core) firstSignal(s *seq) int {
@@ -391,20 +464,22 @@ func (w welford) variance() float64 {
 	return w.m2 / float64(w.n)
 }
 
-// deque is a FIFO with push-front, for the waiting queue.
-type deque struct {
-	buf  []*seq
+// deque is a FIFO with push-front, for waiting queues.
+type deque[T any] struct {
+	buf  []T
 	head int
 }
 
-func (d *deque) len() int        { return len(d.buf) - d.head }
-func (d *deque) front() *seq     { return d.buf[d.head] }
-func (d *deque) at(i int) *seq   { return d.buf[d.head+i] }
-func (d *deque) pushBack(s *seq) { d.buf = append(d.buf, s) }
+func (d *deque[T]) len() int     { return len(d.buf) - d.head }
+func (d *deque[T]) front() T     { return d.buf[d.head] }
+func (d *deque[T]) at(i int) T   { return d.buf[d.head+i] }
+func (d *deque[T]) items() []T   { return d.buf[d.head:] }
+func (d *deque[T]) pushBack(s T) { d.buf = append(d.buf, s) }
 
-func (d *deque) popFront() *seq {
+func (d *deque[T]) popFront() T {
+	var zero T
 	s := d.buf[d.head]
-	d.buf[d.head] = nil
+	d.buf[d.head] = zero
 	d.head++
 	if d.head == len(d.buf) {
 		d.buf, d.head = d.buf[:0], 0
@@ -416,13 +491,14 @@ func (d *deque) popFront() *seq {
 	return s
 }
 
-func (d *deque) pushFront(s *seq) {
+func (d *deque[T]) pushFront(s T) {
 	if d.head > 0 {
 		d.head--
 		d.buf[d.head] = s
 		return
 	}
-	d.buf = append(d.buf, nil)
+	var zero T
+	d.buf = append(d.buf, zero)
 	copy(d.buf[1:], d.buf)
 	d.buf[0] = s
 }

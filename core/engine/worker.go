@@ -11,7 +11,7 @@ import (
 // a shared barrier, so a worker pass ends when its slowest rank does and the
 // outputs of all ranks become visible together.
 type Worker struct {
-	Ranks []*Core
+	Ranks []Rank
 	pass  Pass
 }
 
@@ -26,7 +26,7 @@ func NewWorker(cfg Config, ranks int) (*Worker, error) {
 		rc := cfg
 		rc.DPRank = r
 		rc.Seed = cfg.Seed + uint64(r)
-		c, err := New(rc)
+		c, err := NewRank(rc)
 		if err != nil {
 			return nil, err
 		}
@@ -63,6 +63,7 @@ func (w *Worker) Step(now timing.Time) *Pass {
 		m.Admissions = append(m.Admissions, p.Admissions...)
 		m.Events = append(m.Events, p.Events...)
 		m.Busy = m.Busy || p.Busy
+		m.Counters.add(p.Counters)
 	}
 	m.Metrics = w.Metrics()
 	return m
@@ -78,6 +79,7 @@ func (w *Worker) Metrics() Metrics {
 		m.ActiveBlocks += r.ActiveBlocks
 		m.TotalBlocks += r.TotalBlocks
 		m.Preemptions += r.Preemptions
+		m.Counters.add(r.Counters)
 	}
 	return m
 }
