@@ -2,8 +2,9 @@ package timing
 
 import (
 	"fmt"
-	"math"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/internal/detmath"
 )
 
 // Efficiency factors of the roofline model. A roofline gives the time a
@@ -206,7 +207,7 @@ func (r *Roofline) touchedExperts(tokens float64) float64 {
 	if !m.IsMoE() || tokens <= 0 {
 		return 0
 	}
-	return 1 - math.Pow(1-float64(m.ExpertsPerToken)/float64(m.Experts), tokens)
+	return 1 - detmath.Pow(1-float64(m.ExpertsPerToken)/float64(m.Experts), tokens)
 }
 
 // gemm prices the weight GEMMs of a pass over tokens tokens of this rank,

@@ -13,6 +13,7 @@ import (
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/report"
 	"github.com/dynosim/dynosim-web/core/workload"
+	"github.com/dynosim/dynosim-web/internal/detmath"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -363,7 +364,7 @@ func (d *driver) firstStart() timing.Time {
 		mean := 1000 / d.opt.Load.RatePerSec
 		gap := mean
 		if d.opt.Load.Kind == Poisson {
-			gap = -mean * math.Log(1-d.rng.Float64()) // u in (0,1]
+			gap = float64(-mean * detmath.Log(1-d.rng.Float64())) // u in (0,1]
 		}
 		return d.nextAt + timing.FromMs(gap)
 	}

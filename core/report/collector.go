@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/dynosim/dynosim-web/internal/detmath"
+
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -107,7 +109,7 @@ func (c *Collector) Terminal(id uint64, t timing.Time, rejected bool) {
 			continue
 		}
 		// One logarithm serves both sketches: log(1000/x) = log 1000 − log x.
-		lg := math.Log(ms)
+		lg := detmath.Log(ms)
 		c.itl.addLog(lg)
 		c.perUser.addLog(log1000 - lg)
 		c.puStats.add(1000 / ms)
@@ -204,20 +206,20 @@ type sketch struct {
 
 const sketchAlpha = 0.001
 
-var sketchLogGamma = math.Log((1 + sketchAlpha) / (1 - sketchAlpha))
+var sketchLogGamma = detmath.Log((1 + sketchAlpha) / (1 - sketchAlpha))
 
 const sketchMaxBins = 32768
 
 func newSketch() sketch { return sketch{} }
 
-var log1000 = math.Log(1000)
+var log1000 = detmath.Log(1000)
 
 func (s *sketch) add(x float64) {
 	if !(x > 0) {
 		s.zeros++
 		return
 	}
-	s.addLog(math.Log(x))
+	s.addLog(detmath.Log(x))
 }
 
 // addLog adds a positive sample given its natural logarithm.
@@ -257,7 +259,7 @@ func (s *sketch) at(r int) float64 {
 	for i, n := range s.counts {
 		cum += n
 		if uint64(r) < cum {
-			return 2 * math.Exp(float64(s.offset+i)*sketchLogGamma) / (1 + math.Exp(sketchLogGamma))
+			return 2 * detmath.Exp(float64(float64(s.offset+i)*sketchLogGamma)) / (1 + detmath.Exp(sketchLogGamma))
 		}
 	}
 	return 0
