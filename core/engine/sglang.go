@@ -338,7 +338,7 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	f.WallTimeSecs = (p.End - now).Ms() / 1000
 	c.counters.add(p.Counters)
 	p.Metrics = c.Metrics()
-	p.Busy = len(p.Signals) > 0 || len(c.batch) > 0 || len(c.retracted) > 0 || decode > 0
+	p.Busy = p.Busy || len(p.Signals) > 0 || len(c.batch) > 0 || len(c.retracted) > 0 || decode > 0
 	return p
 }
 
@@ -397,14 +397,6 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 	}
 	for len(c.batch) < slots && c.waiting.len() > 0 {
 		r := c.waiting.front()
-		if r.fresh && c.ceilPage(r.promptLen)+min(r.maxOutput, c.sg.ClipMaxNewTokens) >= c.total*c.page {
-			// It could never pass the budget check below: reject it rather
-			// than let it block the queue forever.
-			c.waiting.popFront()
-			c.live--
-			*rejected = append(*rejected, Signal{ID: r.id, Completed: true, Rejected: true, Cached: -1})
-			continue
-		}
 		extend := r.length - r.materialized
 		if extend == 0 {
 			break
@@ -425,11 +417,17 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 		// As in the reference, the chunk is sized before the prefix match,
 		// so a fresh request's cached prefix counts against the budgets.
 		if float64(charged+out) >= remTotal || charged > remInput || charged > remChunk {
+			if c.stuck(r, rejected) {
+				continue
+			}
 			break
 		}
 		prefix, fresh, ok := c.allocPrefill(r, end)
 		if !ok {
 			oom = true
+			if c.stuck(r, rejected) {
+				continue
+			}
 			break
 		}
 		c.waiting.popFront()
@@ -459,6 +457,22 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 		}
 	}
 	return oom
+}
+
+// stuck rejects the waiting head r when it cannot be admitted although
+// nothing runs and nothing was admitted in this pass: every budget is at its
+// fullest and all cached memory is evictable, so it could never run (the
+// reference would wait forever, blocking the queue behind it).
+func (c *SGLangCore) stuck(r *sgReq, rejected *[]Signal) bool {
+	if len(c.running) > 0 || len(c.batch) > 0 {
+		return false
+	}
+	c.waiting.popFront()
+	c.release(r, 0)
+	c.live--
+	*rejected = append(*rejected, Signal{ID: r.id, Completed: true, Rejected: true, Cached: -1})
+	c.pass.Busy = true
+	return true
 }
 
 // allocPrefill extends r's cached prefix as far as the tree allows and
