@@ -295,3 +295,29 @@ func slicesEqual(a, b []float64) bool {
 	}
 	return true
 }
+
+// A chunked prefill timeline by hand: 300 prompt tokens with a 128-token
+// budget take three prefill passes (T = 128, 128, 44); the last one also
+// samples the first token.
+func TestChunkedPrefillTimeline(t *testing.T) {
+	const cfg = `
+traffic: {source: {type: synthetic, input_tokens: 300, output_tokens: 2}, stop: {requests: 1}}
+engine: {workers: {aggregated: {scheduler: {max_batched_tokens: 128}, kv_cache: {capacity: {blocks: 500}}}}}
+`
+	rep, err := Predict(Inputs{Config: []byte(cfg)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := func(ms float64) float64 { return math.Round(ms*1e6) / 1e6 }
+	prefill := func(T float64) float64 { return ns(4.209989e-7*T*T + 1.518344e-2*T + 16.50142) }
+	decode := func(active float64) float64 {
+		p := active / (500 * 64)
+		return ns(-25.74*p*p + 54.01*p + 5.74)
+	}
+	ttft := prefill(128) + prefill(128) + prefill(44) + decode(300)
+	e2e := ttft + decode(301)
+	s := rep.Summary
+	if math.Abs(s["mean_ttft_ms"]-ttft) > 1e-6 || math.Abs(s["mean_e2e_latency_ms"]-e2e) > 1e-6 || math.Abs(s["mean_tpot_ms"]-decode(301)) > 1e-6 {
+		t.Fatalf("ttft %.9f e2e %.9f tpot %.9f, want %.9f %.9f %.9f", s["mean_ttft_ms"], s["mean_e2e_latency_ms"], s["mean_tpot_ms"], ttft, e2e, decode(301))
+	}
+}
