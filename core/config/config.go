@@ -67,6 +67,8 @@ type Engine struct {
 	Model    string  `yaml:"model" json:"model"`       // catalog name or HF config.json path
 	Hardware string  `yaml:"hardware" json:"hardware"` // catalog name
 	Workers  Workers `yaml:"workers" json:"workers"`
+
+	Speculation Speculation `yaml:"speculation" json:"speculation"` // engines.go
 }
 
 // Workers holds one role per worker kind.
@@ -83,6 +85,7 @@ type Role struct {
 	KVCache        KVCache     `yaml:"kv_cache" json:"kv_cache"`
 	Timing         Timing      `yaml:"timing" json:"timing"`
 	StartupSeconds float64     `yaml:"startup_seconds" json:"startup_seconds"`
+	SGLang         SGLang      `yaml:"sglang" json:"sglang"` // backend sglang only (engines.go)
 }
 
 // Parallelism of one worker (GPUs per worker = tensor × pipeline × attention_data).
@@ -168,6 +171,7 @@ func Default() Config {
 			Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: seqs, Preemption: "lifo", ChunkedPrefill: true},
 			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", Capacity: Capacity{Type: "fixed", Blocks: 16384, MemoryFraction: 0.9}},
 			Timing:      Timing{Type: "polynomial", Speedup: 1, DecodeSpeedup: 1},
+			SGLang:      DefaultSGLang(),
 		}
 	}
 	return Config{
@@ -177,7 +181,8 @@ func Default() Config {
 		},
 		Engine: Engine{
 			Mode: "aggregated", Backend: "vllm", Model: "llama-3.1-8b", Hardware: "h100_sxm",
-			Workers: Workers{Aggregated: role(256), Prefill: role(1), Decode: role(256)},
+			Workers:     Workers{Aggregated: role(256), Prefill: role(1), Decode: role(256)},
+			Speculation: DefaultSpeculation(),
 		},
 		Router:    Router{Policy: "round_robin", OverlapScoreCredit: 1, PrefillLoadScale: 1},
 		Planner:   Planner{Policy: "disabled"},

@@ -51,6 +51,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("traffic.stop.requests: must be ≥ 0, got %d", t.Stop.Requests)
 	case t.Stop.MaxVirtualTimeSeconds < 0:
 		return fmt.Errorf("traffic.stop.max_virtual_time_seconds: must be ≥ 0, got %v", t.Stop.MaxVirtualTimeSeconds)
+	case c.Engine.Mode == "disaggregated" && c.Engine.Backend == "trtllm":
+		return fmt.Errorf("engine.mode: disaggregated serving is not supported with backend trtllm (GUARANTEED_NO_EVICT cannot take over a transferred prompt); use mode aggregated, or backend vllm or sglang")
 	case c.Engine.Mode == "disaggregated":
 		return fmt.Errorf("engine.mode: disaggregated is not simulated yet; use aggregated")
 	case c.Planner.Policy == "enabled":
@@ -68,6 +70,9 @@ func (c *Config) Validate() error {
 		}
 	} else if t.Load.Type == "trace_timestamps" {
 		return fmt.Errorf("traffic.load.type: trace_timestamps needs a trace source")
+	}
+	if err := c.Engine.Speculation.validate(c.Engine.Workers.Aggregated.Timing.DecodeSpeedup); err != nil {
+		return err
 	}
 	return c.Engine.Workers.Aggregated.validate("engine.workers.aggregated", c.Engine.Backend)
 }
@@ -104,6 +109,11 @@ func (r *Role) validate(path, backend string) error {
 		return fmt.Errorf("%s.timing: prefill_ms and decode_ms must be ≥ 0", path)
 	case r.StartupSeconds < 0:
 		return fmt.Errorf("%s.startup_seconds: must be ≥ 0", path)
+	}
+	if backend == "sglang" {
+		if err := r.SGLang.validate(path, bs); err != nil {
+			return err
+		}
 	}
 	for _, err := range []error{
 		oneOf(path+".scheduler.preemption", s.Preemption, "lifo", "fifo"),

@@ -237,13 +237,24 @@ func engineConfig(cfg *config.Config, role *config.Role, in Inputs) (engine.Conf
 	case "trtllm":
 		ec.Policy = engine.TRTLLM
 	case "sglang":
-		return ec, fmt.Errorf("engine.backend: sglang is not simulated yet; use vllm or trtllm")
+		ec.Policy = engine.SGLang
+		sg := role.SGLang
+		ec.SGLang = engine.SGLangConfig{
+			MaxPrefillTokens: sg.MaxPrefillTokens, ChunkedPrefillSize: sg.ChunkedPrefillSize,
+			ClipMaxNewTokens: sg.ClipMaxNewTokens, Conservativeness: sg.ScheduleConservativeness,
+		}
+		if sg.SchedulePolicy == "lpm" {
+			ec.SGLang.Schedule = engine.LPM
+		}
 	}
 	if role.Scheduler.Preemption == "fifo" {
 		ec.Preemption = engine.FIFO
 	}
 	if role.KVCache.G1Backend == "kvbm" {
-		return ec, fmt.Errorf("%s.kv_cache.g1_backend: kvbm is not simulated yet; use native", p)
+		ec.G1 = engine.KVBMG1 // the SGLang core keeps its radix cache
+	}
+	if sp := cfg.Engine.Speculation; sp.Enabled() {
+		ec.Spec = engine.Speculation{NextN: sp.NumSpeculativeTokens, AcceptRates: sp.AcceptanceRates, Seed: sp.Seed}
 	}
 	if err := timingAndCapacity(cfg, role, in, &ec); err != nil {
 		return ec, err

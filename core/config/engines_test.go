@@ -1,0 +1,35 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEngineBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		yaml, err string
+	}{
+		{`engine: {backend: sglang, workers: {aggregated: {sglang: {schedule_policy: lpm, chunked_prefill_size: 4096}}}}`, ""},
+		{`engine: {backend: sglang, workers: {aggregated: {kv_cache: {block_size: 3}}}}`, "chunked_prefill_size: must be a multiple"},
+		{`engine: {backend: sglang, workers: {aggregated: {sglang: {schedule_policy: random}}}}`, "schedule_policy"},
+		{`engine: {backend: sglang, workers: {aggregated: {sglang: {schedule_conservativeness: 1.5}}}}`, "schedule_conservativeness"},
+		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 2, acceptance_rates: [0.9, 0.5]}}`, ""},
+		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 6}}`, "num_speculative_tokens"},
+		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 2, acceptance_rates: [1.1]}}`, "acceptance_rates[0]"},
+		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 2, acceptance_rates: [.nan]}}`, "acceptance_rates[0]"},
+		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 1}, workers: {aggregated: {timing: {decode_speedup: 2}}}}`, "decode_speedup = 1"},
+		{`engine: {speculation: {kind: medusa}}`, "speculation.kind"},
+		{`engine: {mode: disaggregated, backend: trtllm}`, "not supported with backend trtllm"},
+		{`engine: {workers: {aggregated: {kv_cache: {g1_backend: kvbm}}}}`, ""},
+	} {
+		cfg, err := Parse("c.yaml", []byte(tc.yaml), nil)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.yaml, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want %q", tc.yaml, err, tc.err)
+		case tc.err == "" && cfg.Engine.Workers.Aggregated.SGLang.MaxPrefillTokens != 16384:
+			t.Errorf("%s: sglang defaults lost", tc.yaml)
+		}
+	}
+}
