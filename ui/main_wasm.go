@@ -19,9 +19,12 @@ func main() {
 		panic(err)
 	}
 	root := &Root{}
-	for ok := true; ok; ok = renderer.EventWait() {
+	for first, ok := true, true; ok; first, ok = false, renderer.EventWait() {
 		if err := renderer.Render(buildEnv.RunBuild(root)); err != nil {
 			panic(err)
+		}
+		if first {
+			root.markReady()
 		}
 	}
 }

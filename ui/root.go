@@ -73,15 +73,14 @@ func (c *Root) Init(ctx vugu.InitCtx) {
 	c.scheduleValidate(0)
 }
 
-// Rendered tells tests and embedders the UI is interactive.
-func (c *Root) Rendered(ctx vugu.RenderedCtx) {
-	if ctx.First() {
-		if b := js.Global().Get("document").Get("body"); b.Truthy() {
-			b.Get("dataset").Set("ready", "1")
-		}
-		if f := js.Global().Get("dynosimUIReady"); f.Type() == js.TypeFunction {
-			f.Invoke()
-		}
+// markReady tells tests and embedders the UI has rendered (called by main
+// after the first render: Vugu calls Rendered only on child components).
+func (c *Root) markReady() {
+	if b := js.Global().Get("document").Get("body"); b.Truthy() {
+		b.Get("dataset").Set("ready", "1")
+	}
+	if f := js.Global().Get("dynosimUIReady"); f.Type() == js.TypeFunction {
+		f.Invoke()
 	}
 }
 
@@ -135,6 +134,12 @@ func arg0(args []js.Value) js.Value {
 }
 
 func dynosim() js.Value { return js.Global().Get("dynosim") }
+
+// setJS sets obj[key] = v for a js.Value v (vugu's Value.Set only takes Go
+// values; Call converts its arguments).
+func setJS(obj js.Value, key string, v js.Value) {
+	js.Global().Get("Reflect").Call("set", obj, key, v)
+}
 
 // OnConfigInput keeps the editor text and validates it after a pause.
 func (c *Root) OnConfigInput(event vugu.DOMEvent) {
@@ -200,7 +205,7 @@ func (c *Root) OnTraceFile(event vugu.DOMEvent) {
 		return
 	}
 	c.TraceFile, c.TraceName, c.Sample = f, f.Get("name").String(), ""
-	c.Error, c.Notice = "", fmt.Sprintf("Trace: %s (%s)", c.TraceName, humanBytes(f.Get("size").Float()))
+	c.Error, c.Notice = "", fmt.Sprintf("Loaded %s (%s).", c.TraceName, humanBytes(f.Get("size").Float()))
 }
 
 // OnProfileFile takes a .npz profile from profile-input.
@@ -256,14 +261,14 @@ func (c *Root) Run() {
 	opts.Set("config", c.Config)
 	opts.Set("capturePerRequest", true)
 	if c.ProfileFile.Truthy() {
-		opts.Set("profile", c.ProfileFile)
+		setJS(opts, "profile", c.ProfileFile)
 		opts.Set("profileName", c.ProfileName)
 	}
 	start := func(trace js.Value, name string) {
 		if run != c.RunCount || !c.Running {
 			return
 		}
-		opts.Set("trace", trace)
+		setJS(opts, "trace", trace)
 		opts.Set("traceName", name)
 		c.Status = "Running…"
 		progress := c.funcOf(func(args []js.Value) {

@@ -1,0 +1,87 @@
+// Shared helpers for the browser tests and the benchmark: start
+// `dynosim serve` on a free loopback port and launch Debian's Chromium
+// through playwright-core (never a downloaded browser).
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const bin = path.resolve(repo, process.env.DYNOSIM_BIN || "bin/dynosim");
+export const artifacts = path.join(repo, "test-artifacts");
+mkdirSync(artifacts, { recursive: true });
+
+// startServer runs `dynosim serve --addr 127.0.0.1:0` and resolves to
+// {url, stop} once it prints the address it listens on.
+export function startServer() {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "", err = "";
+    const timer = setTimeout(() => { proc.kill(); reject(new Error("dynosim serve did not start: " + err)); }, 15000);
+    proc.stderr.on("data", (d) => (err += d));
+    proc.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/http:\/\/127\.0\.0\.1:\d+\//);
+      if (m) {
+        clearTimeout(timer);
+        resolve({
+          url: m[0],
+          stop: () => new Promise((r) => { if (proc.exitCode !== null) return r(); proc.once("exit", r); proc.kill("SIGTERM"); }),
+        });
+      }
+    });
+    proc.on("exit", (code) => { clearTimeout(timer); reject(new Error(`dynosim serve exited with ${code}: ${err}`)); });
+  });
+}
+
+// launch starts headless Chromium with a fresh profile.
+export async function launch() {
+  const userDataDir = mkdtempSync(path.join(tmpdir(), "dynosim-chromium-"));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    viewport: { width: 1280, height: 800 },
+    acceptDownloads: true,
+  });
+  return {
+    context,
+    close: async () => { await context.close(); rmSync(userDataDir, { recursive: true, force: true }); },
+  };
+}
+
+// openPage loads the site and waits until the UI and the simulator are ready.
+export async function openPage(context, url, { consoleLog } = {}) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  if (consoleLog) page.on("console", (m) => consoleLog.push(m.type() + ": " + m.text()));
+  await page.goto(url);
+  await page.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: 60000 });
+  page.pageErrors = errors;
+  return page;
+}
+
+// WALL_FIELDS are the report fields that measure wall-clock time.
+export const WALL_FIELDS = ["wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"];
+
+// stripWall removes wall-clock fields (anywhere in the report) for comparison.
+export function stripWall(v) {
+  if (Array.isArray(v)) return v.map(stripWall);
+  if (v && typeof v === "object") {
+    const o = {};
+    for (const [k, x] of Object.entries(v)) if (!WALL_FIELDS.includes(k)) o[k] = stripWall(x);
+    return o;
+  }
+  return v;
+}
+
+// stripWallText removes wall-clock fields from report JSON text so the rest
+// can be compared byte for byte.
+export function stripWallText(json) {
+  const re = new RegExp(`"(${WALL_FIELDS.join("|")})"\\s*:\\s*-?[0-9.eE+-]+(,\\s*)?`, "g");
+  return json.replace(re, "").replace(/,(\s*[}\]])/g, "$1");
+}

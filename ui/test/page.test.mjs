@@ -1,0 +1,263 @@
+// Browser tests of the web page (run by `make test-browser`): headless
+// Debian Chromium via playwright-core against `dynosim serve` on a free
+// loopback port. Screenshots go to test-artifacts/.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gunzipSync } from "node:zlib";
+import { startServer, launch, openPage, artifacts, bin, repo, stripWall, stripWallText } from "./helpers.mjs";
+
+let srv, browser;
+const dir = mkdtempSync(path.join(tmpdir(), "dynosim-page-"));
+const synthetic = gunzipSync(readFileSync(path.join(repo, "public/traces/synthetic_trace.jsonl.gz"))).toString();
+const smallTrace = synthetic.split("\n").slice(0, 300).join("\n") + "\n";
+writeFileSync(path.join(dir, "small.jsonl"), smallTrace);
+writeFileSync(path.join(dir, "garbage.jsonl"), "this is not a trace\n\x00\x01\x02");
+writeFileSync(path.join(dir, "bad.npz"), Buffer.from("PK\x03\x04 definitely not a numpy archive"));
+const defaultYAML = readFileSync(path.join(repo, "cmd/dynosim/default.yaml"), "utf8");
+const twoWorkers = defaultYAML.replace("replicas: 8", "replicas: 2");
+
+// cli runs the native CLI in dir and returns {status, stdout, stderr}.
+function cli(args) {
+  const r = spawnSync(bin, args, { cwd: dir, encoding: "utf8", maxBuffer: 256 << 20 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const shot = (page, name) => page.screenshot({ path: path.join(artifacts, name + ".png"), fullPage: true });
+const text = (page, id) => page.locator(`[data-testid="${id}"]`).innerText();
+
+before(async () => {
+  srv = await startServer();
+  browser = await launch();
+});
+after(async () => {
+  if (browser) await browser.close();
+  if (srv) await srv.stop();
+});
+
+test("load, choose a trace, edit the config, run, see the summary", async () => {
+  const page = await openPage(browser.context, srv.url);
+  await shot(page, "01-loaded");
+  for (const id of ["trace-input", "profile-input", "config-editor", "run", "cancel", "progress"]) {
+    assert.equal(await page.locator(`[data-testid="${id}"]`).count(), 1, id);
+  }
+  assert.match(await page.locator('[data-testid="config-editor"]').inputValue(), /replicas: 8/);
+
+  await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+  await page.waitForFunction(() => document.querySelector('[data-testid="trace-label"]').textContent.includes("small.jsonl"));
+  await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
+  await page.locator('[data-testid="run"]').click();
+  const summary = page.locator('[data-testid="summary"]');
+  await summary.waitFor({ timeout: 60000 });
+  const s = await summary.innerText();
+  assert.match(s, /completed_requests\s+300/);
+  assert.match(s, /mean_ttft_ms/);
+  assert.equal(await page.locator('[data-testid="progress"]').getAttribute("aria-valuenow"), "100");
+  assert.equal(await page.locator('[data-testid="error"]').count(), 0);
+  await page.waitForFunction(() => window.dynosimCharts.count >= 5);
+  assert.ok(await page.locator('[data-testid="requests"] tbody tr').count() <= 50, "per-request table is paged");
+  await shot(page, "02-results");
+
+  // download the report: the same JSON the page received
+  const [dl] = await Promise.all([page.waitForEvent("download"), page.locator('[data-testid="download-report"]').click()]);
+  const saved = JSON.parse(readFileSync(await dl.path(), "utf8"));
+  assert.equal(saved.summary.completed_requests, 300);
+
+  // a second run is compared with the first
+  await page.locator('[data-testid="preset-select"]').selectOption("1-worker");
+  await page.locator('[data-testid="run"]').click();
+  await page.waitForFunction(() => /Previous run/.test(document.querySelector('[data-testid="summary"]')?.innerText || ""), null, { timeout: 60000 });
+  await shot(page, "03-compare");
+
+  // sorting the per-request table by TTFT, descending
+  const ttftHeader = page.locator('[data-testid="requests"] thead button', { hasText: "ttft_ms" });
+  await ttftHeader.click();
+  await ttftHeader.click();
+  const col = await page.locator('[data-testid="requests"] thead th').allInnerTexts();
+  const idx = col.findIndex((c) => c.startsWith("ttft_ms"));
+  const vals = (await page.locator(`[data-testid="requests"] tbody tr td:nth-child(${idx + 1})`).allInnerTexts()).map(Number);
+  assert.deepEqual(vals, [...vals].sort((a, b) => b - a));
+
+  // phone-sized viewport
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(500); // charts redraw after a debounced resize
+  await shot(page, "04-mobile");
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(overflow <= 391, `page is ${overflow}px wide at 390px`);
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
+
+test("window.dynosim.run equals the CLI's --format json", async () => {
+  writeFileSync(path.join(dir, "config.yaml"), twoWorkers);
+  const trace = synthetic.split("\n").slice(0, 1000).join("\n") + "\n";
+  writeFileSync(path.join(dir, "eq.jsonl"), trace);
+  const native = cli(["predict", "-c", "config.yaml", "--trace", "eq.jsonl", "--format", "json"]);
+  assert.equal(native.status, 0, native.stderr);
+  const page = await openPage(browser.context, srv.url);
+  const res = await page.evaluate(async ({ config, trace }) => {
+    const raw = await window.dynosim.runRaw({ config, trace: new TextEncoder().encode(trace), traceName: "eq.jsonl" });
+    const report = await window.dynosim.run({ config, trace, traceName: "eq.jsonl" });
+    return { json: raw.json, report };
+  }, { config: twoWorkers, trace });
+  assert.equal(stripWallText(res.json), stripWallText(native.stdout), "report bytes differ (wall-clock fields aside)");
+  assert.deepEqual(stripWall(res.report), stripWall(JSON.parse(native.stdout)));
+  assert.equal(res.report.summary.completed_requests, 1000);
+
+  // errors: the page rejects with the CLI's one-line error
+  const bad = cli(["predict", "-c", "config.yaml", "--trace", "garbage.jsonl", "--format", "json"]);
+  assert.equal(bad.status, 2);
+  const cliErr = bad.stderr.split("\n")[0].replace(/^dynosim: /, "");
+  const pageErr = await page.evaluate(async (trace) => {
+    try { await window.dynosim.run({ config: await (await fetch("data:,")).text() || "{}", trace, traceName: "garbage.jsonl" }); return "resolved"; }
+    catch (e) { return e.message; }
+  }, readFileSync(path.join(dir, "garbage.jsonl"), "latin1"));
+  // the CLI used config.yaml; the error is about the trace, so configs do not matter here
+  assert.equal(pageErr, cliErr);
+  await page.close();
+});
+
+test("bad inputs show the error and the page keeps working", async () => {
+  const page = await openPage(browser.context, srv.url);
+  const run = page.locator('[data-testid="run"]');
+  const error = page.locator('[data-testid="error"]');
+
+  // garbage trace
+  await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "garbage.jsonl"));
+  await run.click();
+  await error.waitFor({ timeout: 30000 });
+  assert.match(await error.innerText(), /^garbage\.jsonl:1: /);
+  await shot(page, "05-bad-trace");
+
+  // bad YAML: flagged as you type (with the CLI's message), and on run
+  const cliErr = (() => {
+    writeFileSync(path.join(dir, "config.yaml"), "traffic: [\n");
+    return cli(["predict", "-c", "config.yaml", "--trace", "small.jsonl"]).stderr.split("\n")[0].replace(/^dynosim: /, "");
+  })();
+  await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+  await page.locator('[data-testid="config-editor"]').fill("traffic: [\n");
+  await page.waitForFunction((want) => document.querySelector('[data-testid="config-status"]').textContent === want, cliErr, { timeout: 10000 });
+  assert.equal(await error.innerText(), cliErr);
+  await run.click();
+  await page.waitForFunction(() => /Failed/.test(document.body.innerText), null, { timeout: 30000 });
+  assert.equal(await error.innerText(), cliErr);
+  await shot(page, "06-bad-yaml");
+
+  // unknown key: path named
+  await page.locator('[data-testid="config-editor"]').fill("engine: {workerz: 3}\n");
+  await page.waitForFunction(() => /workerz/.test(document.querySelector('[data-testid="config-status"]').textContent), null, { timeout: 10000 });
+
+  // fixed config: works again
+  await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
+  await run.click();
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  assert.equal(await error.count(), 0);
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
+
+// The core may not use .npz profiles yet: then the CLI accepts any file and
+// this test is a todo until it does.
+const npzCLI = (() => {
+  writeFileSync(path.join(dir, "config.yaml"), twoWorkers);
+  return cli(["predict", "-c", "config.yaml", "--trace", "small.jsonl", "--profile", "bad.npz", "--format", "json"]);
+})();
+test("a wrong .npz profile shows the error and the page keeps working",
+  { todo: npzCLI.status === 0 ? "the CLI accepts a wrong .npz too (profiles not wired in the core yet)" : false }, async () => {
+    const cliErr = npzCLI.stderr.split("\n")[0].replace(/^dynosim: /, "");
+    const page = await openPage(browser.context, srv.url);
+    await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+    await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
+    await page.locator('[data-testid="profile-input"]').setInputFiles(path.join(dir, "bad.npz"));
+    await page.locator('[data-testid="run"]').click();
+    const error = page.locator('[data-testid="error"]');
+    await error.waitFor({ timeout: 30000 });
+    await shot(page, "07-bad-npz");
+    assert.equal(await error.innerText(), cliErr);
+    assert.match(cliErr, /bad\.npz/);
+    await page.getByRole("button", { name: "Remove profile" }).click();
+    await page.locator('[data-testid="run"]').click();
+    await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+    assert.equal(await error.count(), 0);
+    await page.close();
+  });
+
+test("cancel stops a long run and the next run works", async () => {
+  const page = await openPage(browser.context, srv.url);
+  // the whole conversation sample on one worker: a long run
+  await page.locator('[data-testid="sample-select"]').selectOption("conversation");
+  await page.locator('[data-testid="preset-select"]').selectOption("1-worker");
+  await page.locator('[data-testid="run"]').click();
+  const progress = page.locator('[data-testid="progress"]');
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="progress"]').getAttribute("aria-valuenow")) > 0, null, { timeout: 60000 });
+  // the page stays responsive while the worker runs
+  const t0 = Date.now();
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+  assert.ok(Date.now() - t0 < 1000, "main thread blocked");
+  await shot(page, "08-running");
+  await page.locator('[data-testid="cancel"]').click();
+  await page.waitForFunction(() => /Canceled/.test(document.body.innerText));
+  const at = Number(await progress.getAttribute("aria-valuenow"));
+  assert.ok(at < 100, "stopped before the end");
+  assert.equal(await page.locator('[data-testid="summary"]').count(), 0);
+  assert.equal(await page.locator('[data-testid="error"]').count(), 0);
+  assert.equal(await page.locator('[data-testid="run"]').isEnabled(), true);
+  await shot(page, "09-canceled");
+
+  // the API: cancel rejects the pending run with "canceled"
+  const msg = await page.evaluate(async () => {
+    const trace = await window.dynosim.sample("conversation");
+    const p = window.dynosim.run({ config: "engine: {workers: {aggregated: {parallelism: {replicas: 1}}}}", trace, traceName: "c.jsonl" });
+    await new Promise((r) => setTimeout(r, 500));
+    window.dynosim.cancel();
+    try { await p; return "resolved"; } catch (e) { return e.message; }
+  });
+  assert.equal(msg, "canceled");
+
+  // a fresh worker serves the next run
+  await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+  await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
+  await page.locator('[data-testid="run"]').click();
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
+
+test("share link and embed mode", async () => {
+  const page = await openPage(browser.context, srv.url);
+  await page.locator('[data-testid="sample-select"]').selectOption("synthetic");
+  await page.locator('[data-testid="config-editor"]').fill(twoWorkers + "# shared\n");
+  await page.locator('[data-testid="run"]').click();
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await page.locator('[data-testid="share"]').click();
+  const url = page.url();
+  assert.match(url, /#config=.*sample=synthetic/);
+  await page.close();
+
+  const shared = await openPage(browser.context, url);
+  assert.equal(await shared.locator('[data-testid="config-editor"]').inputValue(), twoWorkers + "# shared\n");
+  assert.equal(await shared.locator('[data-testid="sample-select"]').inputValue(), "synthetic");
+  await shared.close();
+
+  // embed.js turns a div into an iframe in embed mode
+  const host = await browser.context.newPage();
+  const hostURL = srv.url + "embed-host-test.html"; // same origin: no private-network checks
+  await host.route(hostURL, (r) => r.fulfill({
+    contentType: "text/html",
+    body: `<!doctype html><div data-dynosim data-config="engine: {workers: {aggregated: {parallelism: {replicas: 2}}}}" data-trace="sample:synthetic"></div><script src="${srv.url}embed.js"></script>`,
+  }));
+  await host.goto(hostURL);
+  const frame = await (await host.waitForSelector("iframe")).contentFrame();
+  await frame.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: 60000 });
+  assert.match(frame.url(), /\?embed=1#/);
+  assert.equal(await frame.locator("header").count(), 0, "no chrome in embed mode");
+  assert.match(await frame.locator('[data-testid="config-editor"]').inputValue(), /replicas: 2/);
+  await frame.locator('[data-testid="run"]').click();
+  await frame.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await host.screenshot({ path: path.join(artifacts, "10-embed.png"), fullPage: true });
+  await host.close();
+});
