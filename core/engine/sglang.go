@@ -418,7 +418,7 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 		// so a fresh request's cached prefix counts against the budgets.
 		if float64(charged+out) >= remTotal || charged > remInput || charged > remChunk {
 			if c.stuck(r, rejected) {
-				continue
+				return c.admit(rejected) // memory changed: recompute the budgets
 			}
 			break
 		}
@@ -426,7 +426,7 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 		if !ok {
 			oom = true
 			if c.stuck(r, rejected) {
-				continue
+				return c.admit(rejected) || oom
 			}
 			break
 		}
@@ -467,12 +467,35 @@ func (c *SGLangCore) stuck(r *sgReq, rejected *[]Signal) bool {
 	if len(c.running) > 0 || len(c.batch) > 0 {
 		return false
 	}
+	if c.releaseWaiting(1, math.MaxInt) {
+		// Other waiting requests held pages (their chunked prefill):
+		// the head gets another try with their memory evictable.
+		return true
+	}
 	c.waiting.popFront()
 	c.release(r, 0)
 	c.live--
 	*rejected = append(*rejected, Signal{ID: r.id, Completed: true, Rejected: true, Cached: -1})
 	c.pass.Busy = true
 	return true
+}
+
+// releaseWaiting drops the KV holds of waiting requests from index from on,
+// newest first, until pages pages are available or evictable, and reports
+// whether it released any. Their cached prefix stays in the tree; each
+// release counts as a retraction.
+func (c *SGLangCore) releaseWaiting(from, pages int) bool {
+	released := false
+	for i := c.waiting.len() - 1; i >= from && c.pool.Available()+c.tree.Evictable()/c.page < pages; i-- {
+		if r := c.waiting.at(i); r.locked || len(r.pages) > 0 {
+			c.release(r, 0)
+			r.materialized = 0
+			c.preemptions++
+			c.pass.Counters.Retractions++
+			released = true
+		}
+	}
+	return released
 }
 
 // allocPrefill extends r's cached prefix as far as the tree allows and
@@ -588,6 +611,12 @@ func (c *SGLangCore) decode() timing.Time {
 		c.running = slices.Delete(c.running, v, v+1)
 		c.retract(r)
 	}
+	// A lone runner can still be short if waiting requests hold pages
+	// (prefill chunks kept locked between passes). Release those holds,
+	// newest first: their cached prefix stays in the tree, evictable, and
+	// they re-match it on re-admission. Without this the runner and the
+	// chunked prompt would wait on each other forever.
+	c.releaseWaiting(0, growth)
 	if short := growth - c.pool.Available(); short > 0 {
 		c.freePages(c.tree.Evict(short, c.scratch[:0]))
 	}
