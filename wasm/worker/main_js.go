@@ -3,9 +3,10 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"strconv"
 	"syscall/js"
+	"time"
 
 	"github.com/syumai/workers"
 )
@@ -64,19 +65,23 @@ type kvStore struct {
 var uint8Array = js.Global().Get("Uint8Array")
 
 func (s *kvStore) Get(key string) ([]byte, bool, error) {
-	opts := js.Global().Get("Object").New()
-	opts.Set("type", "arrayBuffer")
-	v, err := await(s.ns.Call("get", key, opts))
-	if err != nil {
-		return nil, false, err
+	var err error
+	for try := 0; try < kvTries; try++ {
+		var v js.Value
+		opts := js.Global().Get("Object").New()
+		opts.Set("type", "arrayBuffer")
+		if v, err = await(s.ns.Call("get", key, opts), kvTimeout); err != nil {
+			continue
+		}
+		if v.IsNull() || v.IsUndefined() {
+			return nil, false, nil
+		}
+		u := uint8Array.New(v)
+		b := make([]byte, u.Get("length").Int())
+		js.CopyBytesToGo(b, u)
+		return b, true, nil
 	}
-	if v.IsNull() || v.IsUndefined() {
-		return nil, false, nil
-	}
-	u := uint8Array.New(v)
-	b := make([]byte, u.Get("length").Int())
-	js.CopyBytesToGo(b, u)
-	return b, true, nil
+	return nil, false, err
 }
 
 func (s *kvStore) Put(key string, value []byte) error {
@@ -88,30 +93,51 @@ func (s *kvStore) Put(key string, value []byte) error {
 		o.Set("expirationTtl", s.ttl)
 		opts = o
 	}
-	_, err := await(s.ns.Call("put", key, u.Get("buffer"), opts))
+	_, err := await(s.ns.Call("put", key, u.Get("buffer"), opts), kvTimeout)
 	return err
 }
 
-// await blocks the calling goroutine until the promise settles; the Go
-// runtime yields to the JavaScript event loop meanwhile.
-func await(p js.Value) (js.Value, error) {
+// KV calls are bounded: a KV promise that never settles (seen on a loaded
+// local workerd) must not hang the request. Reads are retried once.
+const (
+	kvTimeout = 10 * time.Second
+	kvTries   = 2
+)
+
+var errTimeout = errors.New("timed out")
+
+// await blocks the calling goroutine until the promise settles or the
+// timeout passes; the Go runtime yields to the JavaScript event loop meanwhile.
+func await(p js.Value, timeout time.Duration) (js.Value, error) {
 	type result struct {
 		v   js.Value
 		err error
 	}
-	ch := make(chan result, 1)
-	var then, catch js.Func
-	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		ch <- result{v: args[0]}
+	ch := make(chan result, 2) // buffered: a late settlement must not block
+	then := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		v := js.Undefined()
+		if len(args) > 0 {
+			v = args[0]
+		}
+		ch <- result{v: v}
 		return nil
 	})
-	catch = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		ch <- result{err: fmt.Errorf("%s", args[0].Call("toString").String())}
+	catch := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		msg := "promise rejected"
+		if len(args) > 0 {
+			msg = js.Global().Get("String").Invoke(args[0]).String()
+		}
+		ch <- result{err: errors.New(msg)}
 		return nil
 	})
 	p.Call("then", then, catch)
-	r := <-ch
-	then.Release()
-	catch.Release()
-	return r.v, r.err
+	select {
+	case r := <-ch:
+		then.Release()
+		catch.Release()
+		return r.v, r.err
+	case <-time.After(timeout):
+		// The callbacks stay alive: the promise may still settle.
+		return js.Undefined(), errTimeout
+	}
 }

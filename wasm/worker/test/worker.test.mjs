@@ -290,7 +290,11 @@ test('20 concurrent requests all get correct answers', async () => {
   });
   assert.equal(ids.size, 20, 'distinct inputs, distinct run ids');
   // And every one of them was stored.
-  const stored = await Promise.all([...ids].map(async (loc) => (await fetch(base + loc)).status));
+  const stored = await Promise.all([...ids].map(async (loc) => {
+    const r = await fetch(base + loc, { signal: AbortSignal.timeout(60_000) });
+    await r.arrayBuffer();
+    return r.status;
+  }));
   assert.deepEqual(stored, Array(20).fill(200));
 });
 
