@@ -86,7 +86,7 @@ $(CHROMIUM):
 	else echo "test-browser needs Debian's chromium at $(CHROMIUM) (apt-get install chromium)"; exit 1; fi
 
 test-wasm:
-	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" ./core/... ./kv/... ./timing/...
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" ./core/... ./kv/... ./timing/... ./internal/...
 
 test-browser: wasm node_modules/playwright-core/package.json $(CHROMIUM)
 	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 ui/test/*.test.mjs

@@ -221,7 +221,6 @@ func loadOf(cfg *config.Config) replay.Load {
 }
 
 func engineConfig(cfg *config.Config, role *config.Role, in Inputs) (engine.Config, error) {
-	const p = "engine.workers.aggregated"
 	backend := cfg.Engine.Backend
 	ec := engine.Config{
 		BlockSize:        role.BlockSize(backend),
