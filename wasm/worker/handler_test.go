@@ -1,3 +1,8 @@
+//go:build !(js && wasm)
+
+// The handler tests run natively: under js/wasm the package's syumai/workers
+// import needs the Workers runtime context at init.
+
 package main
 
 import (

@@ -6,12 +6,12 @@ import "github.com/dynosim/dynosim-web/core/sim"
 // is unset: the default limit of the Workers paid plan (30 s per request).
 const DefaultCPUBudgetMs = 30_000
 
-// Throughput of the core compiled to wasm, measured on workerd (see
-// docs/worker.md), with a safety factor of ~2: simulated requests and engine
-// passes per CPU millisecond.
+// Throughput of the core compiled to wasm, measured on a local workerd (see
+// docs/worker.md: ~225,000 engine passes and ~900 Mooncake conversation
+// requests per CPU second), with a safety factor of ~2.
 const (
-	requestsPerCPUms = 2
-	passesPerCPUms   = 20
+	requestsPerCPUSecond = 500
+	passesPerCPUSecond   = 100_000
 )
 
 // LimitsForBudget derives the per-run caps from a CPU budget in milliseconds,
@@ -21,5 +21,8 @@ func LimitsForBudget(ms int) sim.Limits {
 	if ms <= 0 {
 		return sim.Limits{}
 	}
-	return sim.Limits{MaxRequests: ms * requestsPerCPUms, MaxPasses: ms * passesPerCPUms}
+	return sim.Limits{
+		MaxRequests: int(int64(ms) * requestsPerCPUSecond / 1000),
+		MaxPasses:   int(int64(ms) * passesPerCPUSecond / 1000),
+	}
 }
