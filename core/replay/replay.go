@@ -55,6 +55,9 @@ type Router interface {
 // ErrCanceled is returned when Progress asks to stop.
 var ErrCanceled = errors.New("canceled")
 
+// ErrTooLarge is returned when a run passes Options.MaxPasses.
+var ErrTooLarge = errors.New("run too large")
+
 // RoundRobin cycles over workers; each worker cycles over its ranks.
 type RoundRobin struct {
 	cursor int
@@ -285,7 +288,7 @@ func (d *driver) settle() error {
 				continue
 			}
 			if d.opt.MaxPasses > 0 && d.passes >= d.opt.MaxPasses {
-				return fmt.Errorf("run too large: more than %d engine passes (use the CLI or the page for large runs)", d.opt.MaxPasses)
+				return fmt.Errorf("%w: more than %d engine passes (use the CLI or the page for large runs)", ErrTooLarge, d.opt.MaxPasses)
 			}
 			d.passes++
 			m := w.Metrics()

@@ -5,7 +5,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -60,7 +59,7 @@ type Progress struct {
 var ErrCanceled = replay.ErrCanceled
 
 // ErrTooLarge wraps errors caused by Inputs.Limits.
-var ErrTooLarge = errors.New("run too large")
+var ErrTooLarge = replay.ErrTooLarge
 
 // Predict runs one prediction. progress may be nil; when it returns false the
 // run stops with ErrCanceled.
@@ -122,11 +121,7 @@ func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
 			return progress(Progress{SimTimeMs: ms, Done: done, Total: total})
 		}
 	}
-	rep, err := replay.Run(wl, workers, router, opt)
-	if err != nil && strings.HasPrefix(err.Error(), "run too large") {
-		return nil, fmt.Errorf("%w: %s", ErrTooLarge, strings.TrimPrefix(err.Error(), "run too large: "))
-	}
-	return rep, err
+	return replay.Run(wl, workers, router, opt)
 }
 
 func loadWorkload(cfg *config.Config, in Inputs) (*workload.Workload, error) {
