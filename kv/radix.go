@@ -209,8 +209,10 @@ func (r *Radix) touch(c int32, t uint64) {
 // duplicates, to be freed) are appended to displaced. hold says the caller
 // holds a lock on node: if node is then a leaf locked only by the caller,
 // the new run is appended to it in place instead of growing a chain of
-// one-page nodes (decode inserts one page at a time).
-func (r *Radix) InsertFrom(node int32, keys []uint64, pages []int32, hold bool, displaced []int32) (dup int, end int32, _ []int32) {
+// one-page nodes (decode inserts one page at a time); spare is how many
+// more pages the caller expects to append that way, reserved as capacity of
+// a new leaf so those appends do not copy it.
+func (r *Radix) InsertFrom(node int32, keys []uint64, pages []int32, hold bool, spare int, displaced []int32) (dup int, end int32, _ []int32) {
 	r.clock++
 	t := r.clock
 	n := node
@@ -238,14 +240,20 @@ func (r *Radix) InsertFrom(node int32, keys []uint64, pages []int32, hold bool, 
 	}
 	tokens := (len(keys) - dup) * r.PageSize
 	nd := &r.nodes[n]
-	if hold && n == node && n != RadixRoot && len(nd.children) == 0 && nd.lockRef == 1 {
+	if hold && n == node && n != RadixRoot && len(nd.children) == 0 && nd.lockRef == 1 &&
+		cap(nd.keys)-len(nd.keys) >= len(keys)-dup && cap(nd.pages)-len(nd.pages) >= len(keys)-dup {
+		// Only within spare capacity: growing a long leaf by copying it
+		// would cost O(leaf) per decode page; a new child is O(1).
 		nd.keys = append(nd.keys, keys[dup:]...)
 		nd.pages = append(nd.pages, pages[dup:]...)
 		nd.access = t
 		r.protected += tokens
 		return dup, n, displaced
 	}
-	c := r.newNode(n, append([]uint64(nil), keys[dup:]...), append([]int32(nil), pages[dup:]...), t)
+	rest := len(keys) - dup
+	nk := append(make([]uint64, 0, rest+spare), keys[dup:]...)
+	np := append(make([]int32, 0, rest+spare), pages[dup:]...)
+	c := r.newNode(n, nk, np, t)
 	r.evictable += tokens
 	r.heapPush(c)
 	return dup, c, displaced

@@ -29,12 +29,12 @@ func TestR1PagePool(t *testing.T) {
 // R2, R3: match/insert/split on page 1, and insert idempotence.
 func TestR2R3MatchInsertSplit(t *testing.T) {
 	r := NewRadix(1)
-	dup, _, _ := r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4, 5), []int32{10, 20, 30, 40, 50}, false, nil)
+	dup, _, _ := r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4, 5), []int32{10, 20, 30, 40, 50}, false, 0, nil)
 	if dup != 0 {
 		t.Fatalf("dup %d", dup)
 	}
 	pg := []int32{11, 21, 31, 41, 51, 60, 70}
-	dup, _, disp := r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4, 5, 6, 7), pg, false, nil)
+	dup, _, disp := r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4, 5, 6, 7), pg, false, 0, nil)
 	if !slices.Equal(pg, []int32{10, 20, 30, 40, 50, 60, 70}) || !slices.Equal(disp, []int32{11, 21, 31, 41, 51}) {
 		t.Fatalf("pages %v displaced %v", pg, disp)
 	}
@@ -61,7 +61,7 @@ func TestR2R3MatchInsertSplit(t *testing.T) {
 		t.Fatalf("len %d peek %d", r.Len(), r.Peek(keys1(1, 2, 3, 4, 5, 6, 7, 8)))
 	}
 	// Idempotence.
-	dup, _, _ = r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4, 5, 6, 7), []int32{1, 2, 3, 4, 5, 6, 7}, false, nil)
+	dup, _, _ = r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4, 5, 6, 7), []int32{1, 2, 3, 4, 5, 6, 7}, false, 0, nil)
 	if dup != 7 || r.Len() != 7 {
 		t.Fatalf("re-insert dup %d len %d", dup, r.Len())
 	}
@@ -70,7 +70,7 @@ func TestR2R3MatchInsertSplit(t *testing.T) {
 // R4: page-4 matching compares whole pages.
 func TestR4PageMatching(t *testing.T) {
 	r := NewRadix(4)
-	r.InsertFrom(RadixRoot, []uint64{LocalHash([]uint32{1, 2, 3, 4})}, []int32{0}, false, nil)
+	r.InsertFrom(RadixRoot, []uint64{LocalHash([]uint32{1, 2, 3, 4})}, []int32{0}, false, 0, nil)
 	if got := r.Peek([]uint64{LocalHash([]uint32{1, 2, 3, 6})}); got != 0 {
 		t.Fatalf("[1,2,3,6] matched %d pages", got)
 	}
@@ -85,8 +85,8 @@ func TestR4PageMatching(t *testing.T) {
 // R5: lock accounting across two branches (2 shared + 2 + 3).
 func TestR5LockAccounting(t *testing.T) {
 	r := NewRadix(1)
-	_, a, _ := r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4), []int32{1, 2, 3, 4}, false, nil)
-	_, b, _ := r.InsertFrom(RadixRoot, keys1(1, 2, 7, 8, 9), []int32{1, 2, 7, 8, 9}, false, nil)
+	_, a, _ := r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4), []int32{1, 2, 3, 4}, false, 0, nil)
+	_, b, _ := r.InsertFrom(RadixRoot, keys1(1, 2, 7, 8, 9), []int32{1, 2, 7, 8, 9}, false, 0, nil)
 	r.Lock(a)
 	r.Lock(b)
 	if r.Protected() != 7 || r.Evictable() != 0 {
@@ -104,15 +104,15 @@ func TestR5LockAccounting(t *testing.T) {
 // R6, R7: LRU eviction, locked nodes never evicted, touching reorders.
 func TestR6R7LRU(t *testing.T) {
 	r := NewRadix(1)
-	r.InsertFrom(RadixRoot, keys1(1, 2, 3), []int32{1, 2, 3}, false, nil)
-	r.InsertFrom(RadixRoot, keys1(4, 5, 6), []int32{4, 5, 6}, false, nil)
+	r.InsertFrom(RadixRoot, keys1(1, 2, 3), []int32{1, 2, 3}, false, 0, nil)
+	r.InsertFrom(RadixRoot, keys1(4, 5, 6), []int32{4, 5, 6}, false, 0, nil)
 	if got := r.Evict(3, nil); !slices.Equal(got, []int32{1, 2, 3}) {
 		t.Fatalf("evicted %v, want the older [1,2,3]", got)
 	}
 
 	r = NewRadix(1)
-	r.InsertFrom(RadixRoot, keys1(1, 2, 3), []int32{1, 2, 3}, false, nil)
-	r.InsertFrom(RadixRoot, keys1(4, 5, 6), []int32{4, 5, 6}, false, nil)
+	r.InsertFrom(RadixRoot, keys1(1, 2, 3), []int32{1, 2, 3}, false, 0, nil)
+	r.InsertFrom(RadixRoot, keys1(4, 5, 6), []int32{4, 5, 6}, false, 0, nil)
 	r.Match(keys1(1, 2, 3), nil) // touch: now [4,5,6] is older
 	if got := r.Evict(3, nil); !slices.Equal(got, []int32{4, 5, 6}) {
 		t.Fatalf("evicted %v after touch, want [4,5,6]", got)
@@ -127,7 +127,7 @@ func TestR6R7LRU(t *testing.T) {
 // R8: evicting part of a leaf trims its newest pages and keeps the prefix.
 func TestR8PartialLeafEviction(t *testing.T) {
 	r := NewRadix(1)
-	r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4, 5), []int32{1, 2, 3, 4, 5}, false, nil)
+	r.InsertFrom(RadixRoot, keys1(1, 2, 3, 4, 5), []int32{1, 2, 3, 4, 5}, false, 0, nil)
 	if got := r.Evict(2, nil); !slices.Equal(got, []int32{4, 5}) {
 		t.Fatalf("evicted %v", got)
 	}
@@ -141,8 +141,8 @@ func TestR8PartialLeafEviction(t *testing.T) {
 func TestR9InternalNodesEvictable(t *testing.T) {
 	r := NewRadix(4)
 	k := func(i uint32) uint64 { return LocalHash([]uint32{i, i, i, i}) }
-	r.InsertFrom(RadixRoot, []uint64{k(1), k(2)}, []int32{0, 1}, false, nil)
-	r.InsertFrom(RadixRoot, []uint64{k(1), k(3)}, []int32{0, 2}, false, nil)
+	r.InsertFrom(RadixRoot, []uint64{k(1), k(2)}, []int32{0, 1}, false, 0, nil)
+	r.InsertFrom(RadixRoot, []uint64{k(1), k(3)}, []int32{0, 2}, false, 0, nil)
 	if r.Evictable() != 12 {
 		t.Fatalf("evictable %d, want 12", r.Evictable())
 	}
@@ -156,9 +156,9 @@ func TestR9InternalNodesEvictable(t *testing.T) {
 // In-place extension of a caller-held leaf keeps matching exact.
 func TestRadixExtendHeldLeaf(t *testing.T) {
 	r := NewRadix(1)
-	_, n, _ := r.InsertFrom(RadixRoot, keys1(1, 2), []int32{1, 2}, false, nil)
+	_, n, _ := r.InsertFrom(RadixRoot, keys1(1, 2), []int32{1, 2}, false, 1, nil) // room for one more page
 	r.Lock(n)
-	_, m, _ := r.InsertFrom(n, keys1(3), []int32{3}, true, nil)
+	_, m, _ := r.InsertFrom(n, keys1(3), []int32{3}, true, 0, nil)
 	if m != n || r.Protected() != 3 || r.Peek(keys1(1, 2, 3)) != 3 {
 		t.Fatalf("extend: node %d/%d protected %d", m, n, r.Protected())
 	}
@@ -170,5 +170,11 @@ func TestRadixExtendHeldLeaf(t *testing.T) {
 	r.Unlock(n)
 	if r.Evictable() != 3 || r.Protected() != 0 {
 		t.Fatalf("evictable %d protected %d", r.Evictable(), r.Protected())
+	}
+	// Without spare capacity a held leaf grows a child instead of copying.
+	r.Lock(n)
+	_, m, _ = r.InsertFrom(n, keys1(4), []int32{4}, true, 0, nil)
+	if m == n || r.PathLen(m) != 4 || r.Protected() != 3 || r.Evictable() != 1 {
+		t.Fatalf("child: node %d/%d pathlen %d protected %d", m, n, r.PathLen(m), r.Protected())
 	}
 }

@@ -195,7 +195,11 @@ func (c *SGLangCore) Submit(q Request) error {
 		r.maxOutput = len(q.Planned)
 	}
 	n := len(q.Prompt) / c.page
-	r.keys = make([]uint64, 0, n+1)
+	// Room for the whole sequence up front: prompts are long and outputs
+	// grow these one page at a time.
+	full := (len(q.Prompt) + r.maxOutput + c.page - 1) / c.page
+	r.keys = make([]uint64, 0, full)
+	r.pages = make([]int32, 0, full+1)
 	for i := range n {
 		c.addPage(r, q.Prompt[i*c.page:(i+1)*c.page])
 	}
@@ -533,7 +537,7 @@ func (c *SGLangCore) allocPrefill(r *sgReq, end int) (prefix, fresh int, ok bool
 			return 0, 0, false
 		}
 		if short := need - avail; short > 0 {
-			c.freePages(c.tree.Evict(short, c.scratch[:0]))
+			c.evict(short)
 		}
 		r.pages, _ = c.pool.Alloc(need, r.pages)
 		fresh = need
@@ -550,7 +554,8 @@ func (c *SGLangCore) cacheUpTo(r *sgReq, full int) {
 	}
 	disp := c.scratch[:0]
 	var end int32
-	_, end, disp = c.tree.InsertFrom(r.node, r.keys[r.cached:full], r.pages[r.cached:full], r.locked, disp)
+	spare := (r.remaining() + c.page - 1) / c.page // decode extends the leaf in place
+	_, end, disp = c.tree.InsertFrom(r.node, r.keys[r.cached:full], r.pages[r.cached:full], r.locked, spare, disp)
 	c.freePages(disp)
 	c.scratch = disp[:0]
 	if end != r.node || !r.locked {
@@ -618,7 +623,7 @@ func (c *SGLangCore) decode() timing.Time {
 	// chunked prompt would wait on each other forever.
 	c.releaseWaiting(0, growth)
 	if short := growth - c.pool.Available(); short > 0 {
-		c.freePages(c.tree.Evict(short, c.scratch[:0]))
+		c.evict(short)
 	}
 	var ok bool
 	if c.reserve, ok = c.pool.Alloc(growth, c.reserve[:0]); !ok {
@@ -772,6 +777,13 @@ func (c *SGLangCore) freePages(pages []int32) {
 		}
 	}
 	c.pool.Free(pages...)
+}
+
+// evict frees pages pages from the tree's least recently used leaves.
+func (c *SGLangCore) evict(pages int) {
+	freed := c.tree.Evict(pages, c.scratch[:0])
+	c.freePages(freed)
+	c.scratch = freed[:0]
 }
 
 func (c *SGLangCore) flushRemoved() {
