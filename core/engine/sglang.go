@@ -200,8 +200,14 @@ func (c *SGLangCore) Submit(q Request) error {
 	full := (len(q.Prompt) + r.maxOutput + c.page - 1) / c.page
 	r.keys = make([]uint64, 0, full)
 	r.pages = make([]int32, 0, full+1)
-	for i := range n {
-		c.addPage(r, q.Prompt[i*c.page:(i+1)*c.page])
+	if c.page == 1 && c.events == nil {
+		for _, t := range q.Prompt {
+			r.keys = append(r.keys, uint64(t))
+		}
+	} else {
+		for i := range n {
+			c.addPage(r, q.Prompt[i*c.page:(i+1)*c.page])
+		}
 	}
 	r.partial = append(make([]uint32, 0, c.page), q.Prompt[n*c.page:]...)
 	c.live++
@@ -209,10 +215,22 @@ func (c *SGLangCore) Submit(q Request) error {
 	return nil
 }
 
-// addPage appends the identity of a full page of r's sequence.
+// addPage appends the identity of a full page of r's sequence: the local
+// hash of its tokens, as in the reference, except with page size 1, where
+// the token itself is an exact identity and hashing every prompt token
+// would dominate the run (events still carry the local hash).
 func (c *SGLangCore) addPage(r *sgReq, toks []uint32) {
-	l := kv.LocalHash(toks)
-	r.keys = append(r.keys, l)
+	var l uint64
+	if c.page == 1 {
+		r.keys = append(r.keys, uint64(toks[0]))
+		if c.events == nil {
+			return
+		}
+		l = kv.LocalHash(toks)
+	} else {
+		l = kv.LocalHash(toks)
+		r.keys = append(r.keys, l)
+	}
 	if c.events != nil {
 		h := l
 		if n := len(r.hashes); n > 0 {
@@ -756,7 +774,11 @@ func (c *SGLangCore) publish(r *sgReq, from, to int) {
 				ev.Parent, ev.HasParent = r.hashes[i-1], true
 			}
 		}
-		ev.Blocks = append(ev.Blocks, kv.StoredBlock{BlockHash: h, TokensHash: r.keys[i]})
+		local := r.keys[i]
+		if c.page == 1 {
+			local = kv.LocalHash([]uint32{uint32(local)})
+		}
+		ev.Blocks = append(ev.Blocks, kv.StoredBlock{BlockHash: h, TokensHash: local})
 	}
 }
 

@@ -474,3 +474,27 @@ func TestSGLangPressureConservation(t *testing.T) {
 		}
 	}
 }
+
+// SGLang KV events carry the router's hashes: block hash chained from the
+// local hashes, tokens hash = local hash (also with page 1, whose tree keys
+// are the tokens themselves); a repeat prompt publishes nothing new.
+func TestSGLangEventPayload(t *testing.T) {
+	cfg := sgcfg(1, 64, 8)
+	cfg.DPRank = 3
+	c := mustSG(t, cfg)
+	d := rankDriver{t: t, c: c}
+	sgSubmit(t, c, 1, []uint32{4, 5}, 1)
+	p := d.step()
+	l4, l5 := kv.LocalHash([]uint32{4}), kv.LocalHash([]uint32{5})
+	want := []kv.StoredBlock{{BlockHash: l4, TokensHash: l4}, {BlockHash: kv.ChainHash(l4, l5), TokensHash: l5}}
+	// The prompt pages, then the first output page (it fills at once).
+	if len(p.Events) != 2 || p.Events[0].HasParent || p.Events[0].DPRank != 3 || !slices.Equal(p.Events[0].Blocks, want) ||
+		p.Events[1].Parent != want[1].BlockHash || len(p.Events[1].Blocks) != 1 {
+		t.Fatalf("events %+v", p.Events)
+	}
+	d.drain(5)
+	sgSubmit(t, c, 2, []uint32{4, 5}, 0)
+	if p := d.step(); len(p.Events) != 0 {
+		t.Fatalf("repeat published %+v", p.Events)
+	}
+}
