@@ -42,8 +42,9 @@ func (s siteFS) Open(name string) (fs.File, error) {
 }
 
 // Handler serves the site. Text and wasm files are sent gzip-compressed to
-// clients that accept it (compressed once, then cached); sample traces are
-// already gzip files and are sent as they are.
+// clients that accept it (precompressed NAME.gz if the build left one, else
+// compressed once and cached); sample traces are already gzip files and are
+// sent as they are.
 func Handler() http.Handler {
 	files := http.FileServerFS(FS())
 	var cache sync.Map // name → []byte (gzip)
@@ -102,6 +103,11 @@ func contentType(name string) string {
 func gzipped(cache *sync.Map, name string) ([]byte, bool) {
 	if v, ok := cache.Load(name); ok {
 		return v.([]byte), true
+	}
+	// `make wasm` leaves NAME.gz (gzip -9) beside each .wasm: use it as is.
+	if gz, err := fs.ReadFile(FS(), name+".gz"); err == nil {
+		cache.Store(name, gz)
+		return gz, true
 	}
 	data, err := fs.ReadFile(FS(), name)
 	if err != nil {
