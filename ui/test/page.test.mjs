@@ -92,6 +92,38 @@ test("load, choose a trace, edit the config, run, see the summary", async () => 
   await page.close();
 });
 
+test("drop zone routes files by type; keyboard runs; focus is visible", async () => {
+  const page = await openPage(browser.context, srv.url);
+  await page.evaluate(({ trace, yaml }) => {
+    const zone = document.querySelector("[data-dropzone]");
+    const dt = new DataTransfer();
+    dt.items.add(new File([trace], "dropped.jsonl"));
+    dt.items.add(new File([yaml], "dropped.yaml"));
+    zone.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, { trace: smallTrace, yaml: twoWorkers + "# dropped\n" });
+  await page.waitForFunction(() => document.querySelector('[data-testid="trace-label"]').textContent.includes("dropped.jsonl"));
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-editor"]').value.endsWith("# dropped\n"));
+
+  // keyboard only: Tab reaches Run (with a visible focus ring), Enter starts it
+  await page.locator('[data-testid="config-editor"]').focus();
+  let focused = "";
+  for (let i = 0; i < 5 && focused !== "run"; i++) {
+    await page.keyboard.press("Tab");
+    focused = await page.evaluate(() => document.activeElement.dataset.testid || "");
+  }
+  assert.equal(focused, "run");
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, "none", "focus is visible");
+  await page.keyboard.press("Enter");
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  assert.match(await text(page, "summary"), /completed_requests\s+300/);
+  // every form control has a label
+  const unlabeled = await page.evaluate(() => [...document.querySelectorAll("input, select, textarea")]
+    .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label")).map((el) => el.id));
+  assert.deepEqual(unlabeled, []);
+  await page.close();
+});
+
 test("window.dynosim.run equals the CLI's --format json", async () => {
   writeFileSync(path.join(dir, "config.yaml"), twoWorkers);
   const trace = synthetic.split("\n").slice(0, 1000).join("\n") + "\n";
@@ -112,11 +144,10 @@ test("window.dynosim.run equals the CLI's --format json", async () => {
   const bad = cli(["predict", "-c", "config.yaml", "--trace", "garbage.jsonl", "--format", "json"]);
   assert.equal(bad.status, 2);
   const cliErr = bad.stderr.split("\n")[0].replace(/^dynosim: /, "");
-  const pageErr = await page.evaluate(async (trace) => {
-    try { await window.dynosim.run({ config: await (await fetch("data:,")).text() || "{}", trace, traceName: "garbage.jsonl" }); return "resolved"; }
+  const pageErr = await page.evaluate(async ({ config, trace }) => {
+    try { await window.dynosim.run({ config, trace: new Uint8Array(trace), traceName: "garbage.jsonl" }); return "resolved"; }
     catch (e) { return e.message; }
-  }, readFileSync(path.join(dir, "garbage.jsonl"), "latin1"));
-  // the CLI used config.yaml; the error is about the trace, so configs do not matter here
+  }, { config: twoWorkers, trace: [...readFileSync(path.join(dir, "garbage.jsonl"))] });
   assert.equal(pageErr, cliErr);
   await page.close();
 });
