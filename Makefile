@@ -70,6 +70,7 @@ node_modules/uplot/dist/uPlot.iife.min.js node_modules/playwright-core/package.j
 
 wasm: node_modules/uplot/dist/uPlot.iife.min.js
 	$(GO) tool vugugen -s -skip-go-mod ./ui
+	$(dir $(GO))gofmt -w ui/0_components_gen.go
 	$(WASM_BUILD) -o public/dynosim.wasm ./wasm/browser
 	$(WASM_BUILD) -o public/ui.wasm ./ui
 	gzip -9 -n -f -k public/dynosim.wasm public/ui.wasm
