@@ -1,8 +1,12 @@
-// Package engine holds the simulated engine cores: the vLLM-shaped scheduler
-// (also used for TensorRT-LLM with its capacity policy) over the kv package's
-// block manager, priced by a timing.Model. A core is a pure state machine:
-// the driver submits requests and calls Step with the virtual time; Step runs
-// one forward pass and reports what it produced and when it ends.
+// Package engine holds the simulated engine cores, priced by a timing.Model:
+// the vLLM-shaped scheduler (Core; also TensorRT-LLM with its
+// GUARANTEED_NO_EVICT capacity policy) over the kv package's block manager
+// with the native or the KVBM-style lineage pool, and the SGLang-shaped
+// scheduler (SGLangCore) over a page pool and radix cache. Both support
+// speculative decoding as burst sampling. A core is a pure state machine
+// behind the Rank interface: the driver submits requests and calls Step with
+// the virtual time; Step runs one forward pass and reports what it produced
+// and when it ends.
 package engine
 
 import (
