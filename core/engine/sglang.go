@@ -421,7 +421,12 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 		r := c.waiting.front()
 		extend := r.length - r.materialized
 		if extend == 0 {
-			break
+			// An empty prompt: nothing to prefill, it decodes at once.
+			c.waiting.popFront()
+			r.fresh, r.passPrefix = false, 0
+			p.Admissions = append(p.Admissions, Admission{ID: r.id})
+			c.batch = append(c.batch, r)
+			continue
 		}
 		chunk := extend
 		if extend > c.sg.ChunkedPrefillSize {

@@ -498,3 +498,50 @@ func TestSGLangEventPayload(t *testing.T) {
 		t.Fatalf("repeat published %+v", p.Events)
 	}
 }
+
+func TestSGLangEmptyPrompt(t *testing.T) {
+	c := mustSG(t, sgcfg(4, 16, 8))
+	sgSubmit(t, c, 1, nil, 2)
+	if r := drainAll(t, c, 10); r.tokens[1] != 2 || len(r.completed) != 1 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// SGLang ranks behind a DP worker: each rank is its own core; counters and
+// retractions sum over ranks.
+func TestSGLangWorkerRanks(t *testing.T) {
+	cfg := sgcfg(4, 8, 8)
+	cfg.SGLang.Conservativeness = 0
+	cfg.SGLang.ClipMaxNewTokens = 1
+	w, err := NewWorker(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, rk := range w.Ranks {
+		if _, ok := rk.(*SGLangCore); !ok {
+			t.Fatalf("rank %d is %T", r, rk)
+		}
+		for i := range 3 {
+			sgSubmit(t, rk, uint64(10*r+i+1), span(uint32(100*i+1000*r), uint32(100*i+1000*r+6)), 8)
+		}
+	}
+	now, tokens := timing.Time(0), 0
+	var sum Counters
+	for i := 0; !w.Empty(); i++ {
+		if i > 500 {
+			t.Fatal("worker stuck")
+		}
+		p := w.Step(now)
+		now = max(p.End, now+1)
+		sum.add(p.Counters)
+		for _, s := range p.Signals {
+			if s.HasToken {
+				tokens++
+			}
+		}
+	}
+	m := w.Metrics()
+	if tokens != 48 || m.Counters != sum || m.Retractions == 0 || m.Preemptions != m.Retractions {
+		t.Fatalf("tokens %d metrics %+v sum %+v", tokens, m, sum)
+	}
+}
