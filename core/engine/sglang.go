@@ -443,7 +443,11 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 		}
 		// As in the reference, the chunk is sized before the prefix match,
 		// so a fresh request's cached prefix counts against the budgets.
-		if float64(charged+out) >= remTotal || charged > remInput || charged > remChunk {
+		// The first request of a batch may exceed max_prefill_tokens (as in
+		// SGLang, which only requires budget left before adding one):
+		// otherwise max_prefill_tokens < chunked_prefill_size would stall
+		// every prompt in between forever.
+		if float64(charged+out) >= remTotal || charged > remInput && len(c.batch) > 0 || charged > remChunk {
 			if c.stuck(r, rejected) {
 				return c.admit(rejected) // memory changed: recompute the budgets
 			}

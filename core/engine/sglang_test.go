@@ -545,3 +545,15 @@ func TestSGLangWorkerRanks(t *testing.T) {
 		t.Fatalf("tokens %d metrics %+v sum %+v", tokens, m, sum)
 	}
 }
+
+// max_prefill_tokens below the chunk size does not stall mid-size prompts.
+func TestSGLangSmallPrefillBudget(t *testing.T) {
+	cfg := sgcfg(4, 64, 8)
+	cfg.SGLang.MaxPrefillTokens = 4
+	c := mustSG(t, cfg)
+	sgSubmit(t, c, 1, span(0, 6), 2)
+	sgSubmit(t, c, 2, span(100, 106), 2)
+	if r := drainAll(t, c, 20); len(r.completed) != 2 || len(r.rejected) != 0 {
+		t.Fatalf("%+v", r)
+	}
+}
