@@ -255,6 +255,9 @@ func (d *driver) run() (*report.Report, error) {
 		m := d.workers[i].Metrics()
 		stats[i].Preemptions = m.Preemptions
 		stats[i].TotalBlocks = m.TotalBlocks
+		stats[i].Retractions = m.Retractions
+		stats[i].CacheHitTokens, stats[i].CacheTokens = m.CacheHitTokens, m.CacheTotalTokens
+		stats[i].AcceptedTokens, stats[i].DecodeForwards = m.AcceptedTokens, m.DecodeForwards
 	}
 	return report.Build(d.col, report.RunInfo{
 		Workers: stats, GPUsPerWorker: d.opt.GPUs, ClockEnd: d.now, SLA: d.opt.SLA,

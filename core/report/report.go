@@ -17,6 +17,7 @@ import (
 type Report struct {
 	Summary       map[string]float64 `json:"summary"`
 	Workers       []WorkerStats      `json:"workers"`
+	Engine        EngineStats        `json:"engine"`
 	Distributions Distributions      `json:"distributions"`
 	TimeSeries    TimeSeries         `json:"timeseries"`
 	Coverage      Coverage           `json:"coverage"`
@@ -34,6 +35,18 @@ type WorkerStats struct {
 	Preemptions     int     `json:"preemptions"`
 	PeakActiveBlock int     `json:"peak_active_blocks"`
 	TotalBlocks     int     `json:"total_blocks"`
+	Retractions     int     `json:"retractions"`      // SGLang; included in preemptions
+	CacheHitTokens  int     `json:"cache_hit_tokens"` // SGLang prefill prefix tokens
+	CacheTokens     int     `json:"cache_total_tokens"`
+	AcceptedTokens  int     `json:"accepted_tokens"` // tokens emitted by decode forwards
+	DecodeForwards  int     `json:"decode_forwards"` // request-forwards that emitted them
+}
+
+// EngineStats are the per-engine counters summed over workers.
+type EngineStats struct {
+	Retractions      int     `json:"retractions"`
+	CacheHitRatio    float64 `json:"sglang_cache_hit_ratio"` // cache-hit / total prefill tokens (SGLang)
+	MeanAcceptLength float64 `json:"mean_accept_length"`     // tokens per decode forward (1 without speculation)
 }
 
 // Distributions hold values at 0%, 1%, …, 100% of the latency
@@ -150,10 +163,15 @@ func Build(c *Collector, info RunInfo) *Report {
 	ws := float64(len(info.Workers)) * info.ClockEnd.Ms() / 1000
 	s["decode_worker_seconds"] = ws
 	s["gpu_hours"] = ws * float64(info.GPUsPerWorker) / 3600
-	preempt := 0
+	preempt, hit, tot, acc, fwd := 0, 0, 0, 0, 0
 	for _, w := range info.Workers {
 		preempt += w.Preemptions
+		r.Engine.Retractions += w.Retractions
+		hit, tot = hit+w.CacheHitTokens, tot+w.CacheTokens
+		acc, fwd = acc+w.AcceptedTokens, fwd+w.DecodeForwards
 	}
+	r.Engine.CacheHitRatio = ratio(hit, tot)
+	r.Engine.MeanAcceptLength = ratio(acc, fwd)
 	s["num_preemptions"] = float64(preempt)
 	if info.SLA != (SLA{}) {
 		s["goodput_completed_requests"] = float64(good)

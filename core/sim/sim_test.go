@@ -321,3 +321,20 @@ engine: {workers: {aggregated: {scheduler: {max_batched_tokens: 128}, kv_cache: 
 		t.Fatalf("ttft %.9f e2e %.9f tpot %.9f, want %.9f %.9f %.9f", s["mean_ttft_ms"], s["mean_e2e_latency_ms"], s["mean_tpot_ms"], ttft, e2e, decode(301))
 	}
 }
+
+// Per-engine counters reach the report: SGLang cache hits, accept length.
+func TestEngineCountersInReport(t *testing.T) {
+	run := func(cfg string) *struct{ hit, accept float64 } {
+		rep, err := Predict(Inputs{Config: []byte(cfg), Trace: testTrace(t), TraceName: "c.jsonl", Sets: []string{"traffic.stop.requests=60"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &struct{ hit, accept float64 }{rep.Engine.CacheHitRatio, rep.Engine.MeanAcceptLength}
+	}
+	v := run("engine: {backend: vllm}")
+	s := run("engine: {backend: sglang}")
+	m := run("engine: {backend: vllm, speculation: {kind: mtp, num_speculative_tokens: 2, acceptance_rates: [1, 1]}}")
+	if v.accept != 1 || v.hit != 0 || s.hit <= 0 || m.accept <= 2 {
+		t.Fatalf("vllm %+v sglang %+v mtp %+v", *v, *s, *m)
+	}
+}
