@@ -243,23 +243,20 @@ type Core struct {
 	passID      uint64
 	spec        *sampler // nil without speculation
 	counters    Counters // cumulative
-	grow        []*seq   // ready requests of a speculative pass
 
 	// per-pass state
-	budget       int
-	preempted    bool
-	cursor       int
-	batchCount   int
-	batchISL     int
-	batchPrefix  int
-	pass         Pass
-	tokens       []Signal
-	rejected     []Signal
-	ready        []*seq
-	fpmPrefill   welford
-	fpmDecode    welford
-	totalTokens  int
-	unboundedTok bool
+	budget      int
+	preempted   bool
+	cursor      int
+	batchCount  int
+	batchISL    int
+	batchPrefix int
+	pass        Pass
+	tokens      []Signal
+	rejected    []Signal
+	ready       []*seq
+	fpmPrefill  welford
+	fpmDecode   welford
 }
 
 // New returns a core.
