@@ -113,6 +113,9 @@
   }
 
   async function validate(yaml) {
+    // the validator starts after the run worker is up, so the two 6 MB
+    // modules do not compete for the CPU while the page loads.
+    if (!validator) await getRunner().ready.catch(() => {});
     const w = getValidator();
     await w.ready;
     try {
