@@ -134,7 +134,7 @@ func (h *Handler) health(w http.ResponseWriter) {
 		"max_passes":     h.opt.Limits.MaxPasses,
 	})
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(append(b, '\n'))
+	writeBody(w, http.StatusOK, append(b, '\n'))
 }
 
 func (h *Handler) getRun(w http.ResponseWriter, id string) {
@@ -168,14 +168,15 @@ type inputs struct {
 }
 
 func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength > h.opt.MaxBodyBytes {
-		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, h.opt.MaxBodyBytes))
-		return
+	var in *inputs
+	status, msg := http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, h.opt.MaxBodyBytes)
+	if r.ContentLength <= h.opt.MaxBodyBytes { // known too large: skip parsing
+		in, status, msg = h.readInputs(w, r)
 	}
-	in, status, msg := h.readInputs(w, r)
 	// Read what is left of the body (bounded) before answering: a runtime
-	// whose request stream is cancelled half-read may drop the connection
-	// (a local workerd then fails the next request on it with 503).
+	// whose request stream is cancelled half-read may drop the connection,
+	// and the client then sees a reset instead of the answer (a local
+	// workerd also failed the next request on it with 503).
 	io.Copy(io.Discard, io.LimitReader(r.Body, 2*h.opt.MaxBodyBytes))
 	r.Body.Close()
 	if status != 0 {
@@ -367,6 +368,11 @@ func writeReport(w http.ResponseWriter, status int, id, cache string, b []byte) 
 	hd.Set("X-Dynosim-Run-Id", id)
 	hd.Set("X-Dynosim-Cache", cache)
 	hd.Set("Cache-Control", "public, max-age=31536000, immutable")
+	writeBody(w, status, b)
+}
+
+// writeBody sends a complete body.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.WriteHeader(status)
 	w.Write(b)
 }
@@ -376,8 +382,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	writeBody(w, status, append(b, '\n'))
 }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) {
