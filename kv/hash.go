@@ -99,3 +99,8 @@ var littleEndian = func() bool {
 	x := uint16(1)
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }()
+
+// Reset empties the hasher for a new sequence, keeping its buffer.
+func (h *Hasher) Reset() {
+	h.pending, h.last, h.blocks = h.pending[:0], 0, 0
+}

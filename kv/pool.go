@@ -48,7 +48,7 @@ func NewPool(capacity int) *Pool {
 		free:    make([]int32, capacity),
 		head:    -1,
 		tail:    -1,
-		primary: make(map[uint64]int32),
+		primary: make(map[uint64]int32, capacity),
 	}
 	for i := range p.free {
 		// Pop order: slot 0 first.

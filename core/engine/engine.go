@@ -238,7 +238,8 @@ type Core struct {
 	rng         *rand.PCG
 	waiting     deque[*seq]
 	running     []*seq
-	live        int // requests held
+	live        int    // requests held
+	free, dead  []*seq // recycled request states; dead ones free up after the pass
 	preemptions int
 	passID      uint64
 	spec        *sampler // nil without speculation
@@ -327,15 +328,9 @@ func (c *Core) Submit(r Request) error {
 	if r.MaxOutput < 0 {
 		return fmt.Errorf("request %d: max output must be ≥ 0, got %d", r.ID, r.MaxOutput)
 	}
-	s := &seq{
-		id:        r.ID,
-		promptLen: len(r.Prompt),
-		maxOutput: r.MaxOutput,
-		length:    len(r.Prompt),
-		fresh:     true,
-		planned:   r.Planned,
-		hasher:    kv.Hasher{BlockSize: c.cfg.BlockSize},
-	}
+	s := c.newSeq()
+	s.id, s.promptLen, s.maxOutput, s.length = r.ID, len(r.Prompt), r.MaxOutput, len(r.Prompt)
+	s.fresh, s.planned = true, r.Planned
 	if r.Planned != nil {
 		s.maxOutput = len(r.Planned)
 	}
@@ -347,9 +342,10 @@ func (c *Core) Submit(r Request) error {
 		}
 	}
 	if c.cfg.PrefixCaching {
-		n := s.promptLen / c.cfg.BlockSize
-		s.hashes = make([]uint64, 0, n+1)
-		s.locals = make([]uint64, 0, n+1)
+		// Room for every block the request can fill: no regrowth later.
+		if n := (s.promptLen+s.maxOutput)/c.cfg.BlockSize + 1; cap(s.hashes) < n {
+			s.hashes, s.locals = make([]uint64, 0, n), make([]uint64, 0, n)
+		}
 		s.hasher.Add(r.Prompt, s.addHash)
 	}
 	c.live++
@@ -427,3 +423,23 @@ func (c *Core) find(id uint64) *seq {
 	}
 	return nil
 }
+
+// newSeq returns a cleared request state, reusing the buffers of a finished
+// one when it can: a replay then allocates per concurrent request, not per
+// request, which matters most under wasm's single-threaded GC.
+func (c *Core) newSeq() *seq {
+	n := len(c.free)
+	if n == 0 {
+		return &seq{hasher: kv.Hasher{BlockSize: c.cfg.BlockSize}}
+	}
+	old := c.free[n-1]
+	c.free[n-1] = nil
+	c.free = c.free[:n-1]
+	hashes, locals, lease, hasher := old.hashes[:0], old.locals[:0], old.lease, old.hasher
+	hasher.Reset()
+	*old = seq{hashes: hashes, locals: locals, lease: lease, hasher: hasher}
+	return old
+}
+
+// retire hands a finished request's state to newSeq once the pass is over.
+func (c *Core) retire(s *seq) { c.dead = append(c.dead, s) }

@@ -58,6 +58,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 			c.waiting.popFront()
 			c.kv.Release(&s.lease)
 			c.live--
+			c.retire(s)
 			c.rejected = append(c.rejected, Signal{ID: s.id, Completed: true, Rejected: true, Cached: -1})
 			p.Busy = true
 			continue
@@ -87,6 +88,9 @@ func (c *Core) Step(now timing.Time) *Pass {
 	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 {
 		p.Busy = true
 	}
+	c.free = append(c.free, c.dead...)
+	clear(c.dead)
+	c.dead = c.dead[:0]
 	return p
 }
 
@@ -413,6 +417,7 @@ func (c *Core) finish(s *seq) {
 	s.done = true
 	c.kv.Release(&s.lease)
 	c.live--
+	c.retire(s)
 }
 
 func (c *Core) fillFPM(p *Pass) {

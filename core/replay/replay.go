@@ -113,71 +113,63 @@ func Run(wl *workload.Workload, workers []*engine.Worker, router Router, opt Opt
 type wstate struct {
 	busy     bool
 	stalled  bool
+	held     int // requests submitted and not yet terminal
 	inflight *engine.Pass
 	stats    report.WorkerStats
 }
 
-type completion struct {
-	at     timing.Time
-	seq    uint64
-	worker int
+// event is a timed entry of the driver's queues: a worker's pass completion,
+// or a follow-up turn becoming ready.
+type event struct {
+	at            timing.Time
+	seq           uint64
+	worker        int
+	session, turn int
 }
 
-// pending is a follow-up turn waiting for its ready time.
-type pending struct {
-	at      timing.Time
-	seq     uint64
-	session int
-	turn    int
+// eventHeap is a binary min-heap ordered by (at, seq): ties never depend on
+// anything but insertion order. Concrete (no closures, no interfaces) so
+// the hot loop stays cheap, in wasm especially.
+type eventHeap []event
+
+func (h eventHeap) less(i, j int) bool {
+	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
 }
 
-// minHeap is a binary heap ordered by (at, seq): ties never depend on
-// anything but insertion order. Typed, so pushes do not allocate.
-type minHeap[T any] struct {
-	items []T
-	key   func(*T) (timing.Time, uint64)
-}
-
-func (h *minHeap[T]) len() int { return len(h.items) }
-func (h *minHeap[T]) top() *T  { return &h.items[0] }
-
-func (h *minHeap[T]) less(i, j int) bool {
-	ai, si := h.key(&h.items[i])
-	aj, sj := h.key(&h.items[j])
-	return ai < aj || ai == aj && si < sj
-}
-
-func (h *minHeap[T]) push(x T) {
-	h.items = append(h.items, x)
-	for i := len(h.items) - 1; i > 0; {
+func (h *eventHeap) push(x event) {
+	*h = append(*h, x)
+	q := *h
+	for i := len(q) - 1; i > 0; {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
+		if !q.less(i, p) {
 			break
 		}
-		h.items[i], h.items[p] = h.items[p], h.items[i]
+		q[i], q[p] = q[p], q[i]
 		i = p
 	}
 }
 
-func (h *minHeap[T]) pop() T {
-	x := h.items[0]
-	n := len(h.items) - 1
-	h.items[0] = h.items[n]
-	h.items = h.items[:n]
+func (h *eventHeap) pop() event {
+	q := *h
+	x := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
 	for i := 0; ; {
 		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && h.less(l, m) {
+		if l < n && q.less(l, m) {
 			m = l
 		}
-		if r < n && h.less(r, m) {
+		if r < n && q.less(r, m) {
 			m = r
 		}
 		if m == i {
 			break
 		}
-		h.items[i], h.items[m] = h.items[m], h.items[i]
+		q[i], q[m] = q[m], q[i]
 		i = m
 	}
+	*h = q
 	return x
 }
 
@@ -193,8 +185,8 @@ type driver struct {
 
 	now      timing.Time
 	seq      uint64
-	events   minHeap[completion]
-	follow   minHeap[pending]
+	events   eventHeap // pass completions
+	follow   eventHeap // follow-up turns
 	ws       []wstate
 	col      *report.Collector
 	reqs     []reqInfo // by request id - 1
@@ -213,8 +205,6 @@ func (d *driver) run() (*report.Report, error) {
 	if d.opt.MaxRequests > 0 {
 		d.total = min(d.total, d.opt.MaxRequests)
 	}
-	d.events.key = func(c *completion) (timing.Time, uint64) { return c.at, c.seq }
-	d.follow.key = func(p *pending) (timing.Time, uint64) { return p.at, p.seq }
 	d.ws = make([]wstate, len(d.workers))
 	d.col = report.NewCollector(d.total, len(d.workers), d.opt.Capture)
 	d.rng = rand.New(rand.NewPCG(d.opt.Seed, 0x776f726b6c6f6164)) // "workload"
@@ -227,8 +217,8 @@ func (d *driver) run() (*report.Report, error) {
 			return nil, ErrCanceled
 		}
 		next := timing.Time(math.MaxInt64)
-		if d.events.len() > 0 {
-			next = d.events.top().at
+		if len(d.events) > 0 {
+			next = d.events[0].at
 		}
 		if t, ok := d.nextArrival(); ok {
 			next = min(next, t)
@@ -270,7 +260,7 @@ func (d *driver) run() (*report.Report, error) {
 func (d *driver) settle() error {
 	for {
 		changed := false
-		for d.events.len() > 0 && d.events.top().at <= d.now {
+		for len(d.events) > 0 && d.events[0].at <= d.now {
 			c := d.events.pop()
 			d.apply(c.worker)
 			changed = true
@@ -287,20 +277,18 @@ func (d *driver) settle() error {
 		}
 		for i, w := range d.workers {
 			st := &d.ws[i]
-			if st.busy || st.stalled || w.Empty() {
+			if st.busy || st.stalled || st.held == 0 {
 				continue
 			}
 			if d.opt.MaxPasses > 0 && d.passes >= d.opt.MaxPasses {
 				return fmt.Errorf("%w: more than %d engine passes (use the CLI or the page for large runs)", ErrTooLarge, d.opt.MaxPasses)
 			}
 			d.passes++
-			m := w.Metrics()
-			kvUse := 0.0
-			if m.TotalBlocks > 0 {
-				kvUse = float64(m.ActiveBlocks) / float64(m.TotalBlocks)
-			}
-			d.col.Series.Sample(i, d.now, m.Running, m.Waiting, kvUse)
 			p := w.Step(d.now)
+			if m := p.Metrics; m.TotalBlocks > 0 {
+				// The load right after the pass's scheduling decisions.
+				d.col.Series.Sample(i, d.now, m.Running, m.Waiting, float64(m.ActiveBlocks)/float64(m.TotalBlocks))
+			}
 			st.stats.Passes++
 			st.stats.BusyMs += (p.End - p.Start).Ms()
 			st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
@@ -315,7 +303,7 @@ func (d *driver) settle() error {
 				continue
 			}
 			d.seq++
-			d.events.push(completion{at: p.End, seq: d.seq, worker: i})
+			d.events.push(event{at: p.End, seq: d.seq, worker: i})
 		}
 		if !changed {
 			return nil
@@ -337,6 +325,7 @@ func (d *driver) apply(w int) {
 			st.stats.OutputTokens++
 		}
 		if s.Completed {
+			st.held--
 			d.col.Terminal(s.ID, d.now, s.Rejected)
 			d.finished(s.ID)
 		}
@@ -349,7 +338,7 @@ func (d *driver) finished(id uint64) {
 	s := &d.wl.Sessions[ri.session]
 	if next := int(ri.turn) + 1; next < len(s.Turns) {
 		d.seq++
-		d.follow.push(pending{at: d.now + s.Turns[next].Delay, seq: d.seq, session: int(ri.session), turn: next})
+		d.follow.push(event{at: d.now + s.Turns[next].Delay, seq: d.seq, session: int(ri.session), turn: next})
 		return
 	}
 	d.inflight--
@@ -383,8 +372,8 @@ func (d *driver) nextArrival() (timing.Time, bool) {
 		return 0, false
 	}
 	t, ok := timing.Time(0), false
-	if d.follow.len() > 0 {
-		t, ok = d.follow.top().at, true
+	if len(d.follow) > 0 {
+		t, ok = d.follow[0].at, true
 	}
 	if d.next < len(d.wl.Sessions) {
 		start := d.nextAt
@@ -405,7 +394,7 @@ func (d *driver) nextArrival() (timing.Time, bool) {
 func (d *driver) release() error {
 	var si, ti int
 	var at timing.Time
-	if d.follow.len() > 0 && (d.next >= len(d.wl.Sessions) || d.follow.top().at <= d.startTime()) {
+	if len(d.follow) > 0 && (d.next >= len(d.wl.Sessions) || d.follow[0].at <= d.startTime()) {
 		p := d.follow.pop()
 		si, ti, at = p.session, p.turn, p.at
 	} else {
@@ -426,6 +415,7 @@ func (d *driver) release() error {
 		return err
 	}
 	d.ws[w].stalled = false
+	d.ws[w].held++
 	d.ws[w].stats.Requests++
 	return nil
 }

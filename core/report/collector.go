@@ -42,6 +42,7 @@ type Collector struct {
 	Series   *Series
 	capture  bool
 	done     int
+	spare    [][]timing.Time // gap buffers of finished requests, for reuse
 }
 
 // NewCollector returns a collector for up to n requests over workers
@@ -78,7 +79,10 @@ func (c *Collector) Token(id uint64, t timing.Time) {
 	switch r.tokens {
 	case 0:
 		r.first = t
-		r.gaps = make([]timing.Time, 0, max(r.requested-1, 0))
+		if n := len(c.spare); n > 0 {
+			// Reuse a finished request's buffer: no garbage per request.
+			r.gaps, c.spare = c.spare[n-1][:0], c.spare[:n-1]
+		}
 	case 1:
 		r.second = t
 	}
@@ -95,9 +99,11 @@ func (c *Collector) Terminal(id uint64, t timing.Time, rejected bool) {
 	r := &c.recs[id-1]
 	r.term = t
 	c.done++
+	if r.gaps != nil {
+		defer func() { c.spare, r.gaps = append(c.spare, r.gaps), nil }()
+	}
 	if rejected {
 		r.status = Rejected
-		r.gaps = nil
 		return
 	}
 	r.status = Completed
@@ -109,12 +115,11 @@ func (c *Collector) Terminal(id uint64, t timing.Time, rejected bool) {
 			continue
 		}
 		// One logarithm serves both sketches: log(1000/x) = log 1000 − log x.
-		lg := detmath.Log(ms)
+		lg := detmath.LogApprox(ms)
 		c.itl.addLog(lg)
 		c.perUser.addLog(log1000 - lg)
 		c.puStats.add(1000 / ms)
 	}
-	r.gaps = nil
 	c.Series.complete(t)
 }
 
@@ -219,7 +224,7 @@ func (s *sketch) add(x float64) {
 		s.zeros++
 		return
 	}
-	s.addLog(detmath.Log(x))
+	s.addLog(detmath.LogApprox(x))
 }
 
 // addLog adds a positive sample given its natural logarithm.

@@ -71,7 +71,8 @@ func (s *Series) admit(t timing.Time, input int32, reused int) {
 	b.reused += int64(reused)
 }
 
-// Sample records a worker's load at the start of a pass.
+// Sample records a worker's load at the start of a pass, right after its
+// scheduling decisions (so admissions of that pass count as running).
 func (s *Series) Sample(worker int, t timing.Time, running, waiting int, kvUsage float64) {
 	b := s.at(t)
 	b.running[worker] += float64(running)

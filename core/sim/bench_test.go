@@ -50,3 +50,9 @@ func benchTrace(b *testing.B, rel, cfg string) {
 	}
 	b.ReportMetric(out*float64(b.N)/b.Elapsed().Seconds(), "sim_tok/s")
 }
+
+// BenchmarkConversationTraceBlock64 is the page's default (64-token blocks):
+// eight times more blocks to hash, match and cache.
+func BenchmarkConversationTraceBlock64(b *testing.B) {
+	benchTrace(b, "mooncake/conversation_trace.jsonl", "engine: {workers: {aggregated: {parallelism: {replicas: 8}}}}")
+}

@@ -70,3 +70,30 @@ func Pow(x, y float64) float64 {
 	}
 	return Exp(float64(y * Log(x)))
 }
+
+// logTable holds Log(m) for m = 0.5 + j/(2·logTableN), j = 0..logTableN.
+const logTableN = 4096
+
+var logTable = func() [logTableN + 1]float64 {
+	var t [logTableN + 1]float64
+	for j := range t {
+		t[j] = Log(0.5 + float64(j)/(2*logTableN))
+	}
+	return t
+}()
+
+// LogApprox is a fast natural logarithm for positive finite x, accurate to
+// about 1e-8 (linear interpolation in a table of the mantissa's logarithm):
+// plenty for histogram bucketing, and identical on every target.
+func LogApprox(x float64) float64 {
+	m, e := math.Frexp(x) // m in [0.5, 1)
+	f := float64((m - 0.5) * (2 * logTableN))
+	j := int(f)
+	if j >= logTableN {
+		j = logTableN - 1
+	}
+	t := f - float64(j)
+	lm := logTable[j] + float64(t*(logTable[j+1]-logTable[j]))
+	k := float64(e)
+	return float64(k*ln2Hi) + (lm + float64(k*ln2Lo))
+}

@@ -41,3 +41,25 @@ func TestGoldenBits(t *testing.T) {
 		}
 	}
 }
+
+func TestLogApprox(t *testing.T) {
+	for _, x := range []float64{1e-9, 0.001, 0.5, 0.75, 0.999999, 1, 1.5, 7.77, 98, 1e6, 1e12} {
+		if got, want := LogApprox(x), math.Log(x); math.Abs(got-want) > 1e-8*math.Max(1, math.Abs(want)) {
+			t.Errorf("LogApprox(%g) = %.12g, want %.12g", x, got, want)
+		}
+	}
+}
+
+func BenchmarkLog(b *testing.B) {
+	x := 1.0
+	for b.Loop() {
+		x = Log(x+7.5) - 1
+	}
+}
+
+func BenchmarkLogApprox(b *testing.B) {
+	x := 1.0
+	for b.Loop() {
+		x = LogApprox(x+7.5) - 1
+	}
+}
