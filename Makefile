@@ -13,10 +13,24 @@ bin/dynosim: $(shell find . -name '*.go' -not -path './node_modules/*') $(wildca
 
 cli: bin/dynosim
 
-test: test-go test-worker test-wasm test-browser
+test: lint test-go test-worker test-wasm test-browser
+
+# gofmt, go vet and staticcheck (pinned), natively and for the wasm-only packages.
+STATICCHECK := bin/staticcheck
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+ui/0_components_gen.go: $(wildcard ui/*.vugu)
+	$(GO) tool vugugen -s -skip-go-mod ./ui
+
+lint: $(STATICCHECK) ui/0_components_gen.go
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./wasm/... ./ui/... ./public/...
+	$(STATICCHECK) $$($(GO) list ./... | grep -v -e '/ui$$' -e '/wasm/browser$$')
+	GOOS=js GOARCH=wasm $(STATICCHECK) ./wasm/... ./ui/... ./public/...
 
 test-go:
-	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
 # The public traces live in ../shared/traces beside the repository.
@@ -31,7 +45,7 @@ bench: bin/dynosim
 	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/...
 
 clean:
-	rm -rf bin build/out public/dynosim.wasm public/ui.wasm public/*.wasm.gz public/wasm_exec.js public/uplot ui/0_components_gen.go test-artifacts
+	rm -rf bin build/out build/worker public/dynosim.wasm public/ui.wasm public/*.wasm.gz public/wasm_exec.js public/uplot ui/0_components_gen.go test-artifacts
 
 # --- Cloudflare Worker (wasm/worker, build/; docs/worker.md) -----------------
 # `make worker` builds build/worker/ (glue + app.wasm), `make worker-dev PORT=8787`

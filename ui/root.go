@@ -86,8 +86,7 @@ func (c *Root) markReady() {
 
 // funcOf wraps a callback that runs under the render lock and re-renders.
 func (c *Root) funcOf(fn func(args []js.Value)) js.Func {
-	var f js.Func
-	f = js.FuncOf(func(this js.Value, args []js.Value) any {
+	f := js.FuncOf(func(this js.Value, args []js.Value) any {
 		c.env.Lock()
 		defer c.env.UnlockRender()
 		fn(args)
