@@ -61,11 +61,16 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 	}
 	w := &Workload{Name: name, TraceBlock: traceBlock, Timestamps: true}
 	intern := make(map[uint64]uint32)
-	sessions := make(map[string]int) // session id → index in w.Sessions
+	sessions := make(map[string]int) // session id (raw JSON) → index in w.Sessions
 	last := make(map[int]float64)    // session index → previous timestamp
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
+	var (
+		numBuf [][]byte
+		arena  idArena
+		r      row
+	)
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
@@ -75,25 +80,36 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 		fail := func(format string, a ...any) error {
 			return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
 		}
-		var r row
-		if err := json.Unmarshal(b, &r); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) && te.Field != "" {
-				return nil, fail("%s: wrong type (%s)", te.Field, te.Value)
+		r = row{}
+		if !scanRow(b, &r) {
+			r = row{}
+			if err := json.Unmarshal(b, &r); err != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) && te.Field != "" {
+					return nil, fail("%s: wrong type (%s)", te.Field, te.Value)
+				}
+				return nil, fail("invalid JSON: %v", err)
 			}
-			return nil, fail("invalid JSON: %v", err)
 		}
 		if len(r.HashIDs) == 0 || string(r.HashIDs) == "null" {
 			return nil, fail("hash_ids: missing")
 		}
-		hashIDs, err := numbers(r.HashIDs)
-		if err != nil {
-			return nil, fail("hash_ids: %v", err)
-		}
-		blocks := make([]uint32, len(hashIDs))
-		for i, h := range hashIDs {
-			v, err := strconv.ParseUint(h.String(), 10, 64)
+		hashIDs, ok := scanNumbers(r.HashIDs, numBuf)
+		if !ok {
+			nums, err := numbers(r.HashIDs)
 			if err != nil {
+				return nil, fail("hash_ids: %v", err)
+			}
+			hashIDs = hashIDs[:0]
+			for _, n := range nums {
+				hashIDs = append(hashIDs, []byte(n))
+			}
+		}
+		numBuf = hashIDs
+		blocks := arena.take(len(hashIDs))
+		for i, h := range hashIDs {
+			v, ok := parseUint(h)
+			if !ok {
 				return nil, fail("hash_ids[%d]: must be an integer ≥ 0, got %s", i, h)
 			}
 			id, ok := intern[v]
@@ -163,11 +179,12 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 			}
 		}
 
-		key := fmt.Sprintf("request_%d", line)
-		if len(r.SessionID) > 0 && string(r.SessionID) != "null" {
-			key = "s:" + string(r.SessionID)
+		// A row without session_id is a session of its own.
+		si, seen := 0, false
+		hasSession := len(r.SessionID) > 0 && string(r.SessionID) != "null"
+		if hasSession {
+			si, seen = sessions[string(r.SessionID)]
 		}
-		si, seen := sessions[key]
 		if !seen {
 			if hasDelay && delay != 0 {
 				return nil, fail("delay: must be absent or 0 on a session's first turn")
@@ -176,7 +193,9 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 				return nil, fail("timestamp: missing on a session's first turn")
 			}
 			si = len(w.Sessions)
-			sessions[key] = si
+			if hasSession {
+				sessions[string(r.SessionID)] = si
+			}
 			w.Sessions = append(w.Sessions, Session{Start: timing.FromMs(ts)})
 		} else {
 			switch {
