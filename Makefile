@@ -75,7 +75,8 @@ test-worker: worker
 # `make wasm` builds the site into public/ (git-ignored outputs) and rebuilds
 # bin/dynosim so `dynosim serve` embeds it; `make serve [ADDR=127.0.0.1:PORT]`
 # serves it; `make test-browser` runs the headless-Chromium tests (ui/test);
-# `make bench-browser` compares the page with the native CLI.
+# `make bench-browser` compares the page with the native CLI. test-browser builds
+# the Worker too: ui/test/service.test.mjs runs the page against it.
 WASM_BUILD := GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w'
 CHROMIUM   ?= /usr/bin/chromium
 
@@ -104,7 +105,7 @@ $(CHROMIUM):
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" ./core/... ./kv/... ./timing/... ./internal/...
 
-test-browser: wasm node_modules/playwright-core/package.json $(CHROMIUM)
+test-browser: wasm worker node_modules/playwright-core/package.json $(CHROMIUM)
 	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 ui/test/*.test.mjs
 
 bench-browser: wasm node_modules/playwright-core/package.json $(CHROMIUM)

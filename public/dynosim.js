@@ -10,6 +10,12 @@
 //   dynosim.cancel()            stops the current run (it rejects with "canceled")
 //   await dynosim.validate(yaml) → null or the one-line error
 //   await dynosim.sample(name)  → Blob of an embedded sample trace ("conversation", "synthetic")
+//   dynosim.serviceURL          the configured shared service ("" = none, the default):
+//                               ?service=URL, else window.DYNOSIM_SERVICE_URL (config.js,
+//                               written by `dynosim serve --service-url URL`, or an embedder)
+//   await dynosim.runRemote(opts) → {json, report, runURL, runId, cache, wallMs}: the same
+//                               inputs as run, sent as multipart to POST {serviceURL}/v1/predict
+//                               (opts.service overrides the URL); cancel() aborts the fetch.
 "use strict";
 (function () {
   const base = new URL(".", document.currentScript ? document.currentScript.src : location.href);
@@ -61,6 +67,8 @@
   }
 
   let runner = null;     // worker for runs; replaced on cancel
+  let localActive = 0;   // local runs not yet settled
+  const remoteRuns = new Set(); // AbortControllers of pending service runs
   let validator = null;  // separate worker so validation works during a run
   let queue = Promise.resolve();
   const getRunner = () => (runner = runner || new SimWorker());
@@ -90,6 +98,7 @@
       profileName: opts.profileName || (opts.profile instanceof File ? opts.profile.name : undefined),
       capturePerRequest: !!opts.capturePerRequest,
     };
+    localActive++;
     const job = queue.then(async () => {
       const w = getRunner();
       const t0 = performance.now();
@@ -99,7 +108,104 @@
       return { json: res.json, report: JSON.parse(res.json), table: res.table, requests: res.requests, wallMs };
     });
     queue = job.catch(() => {});
+    job.then(() => localActive--, () => localActive--);
     return job;
+  }
+
+  // normalizeService turns a configured service URL into "scheme://host[/path]"
+  // without a trailing slash, or "" if it is empty or not http(s).
+  function normalizeService(raw) {
+    raw = typeof raw === "string" ? raw.trim() : "";
+    if (!raw) return "";
+    try {
+      const u = new URL(raw, location.href);
+      if (u.protocol !== "http:" && u.protocol !== "https:") return "";
+      u.search = "";
+      u.hash = "";
+      return u.href.replace(/\/+$/, "");
+    } catch (e) {
+      return "";
+    }
+  }
+  function configuredService() {
+    let q = null;
+    try { q = new URLSearchParams(location.search).get("service"); } catch (e) { /* no location */ }
+    if (q !== null) return normalizeService(q);
+    return normalizeService(window.DYNOSIM_SERVICE_URL);
+  }
+  const serviceURL = configuredService();
+
+  function asBlob(v) {
+    if (v instanceof Blob) return v;
+    if (typeof v === "string") return new Blob([v]);
+    if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return new Blob([v]);
+    throw new Error("dynosim.runRemote: trace and profile must be a string, Uint8Array, ArrayBuffer or Blob");
+  }
+
+  // runRemote sends the run to the shared service (the Cloudflare Worker's
+  // POST /v1/predict; docs/worker.md) instead of the local worker. It
+  // resolves like runRaw (json, report, wallMs; no table or per-request
+  // records) plus runURL, the shareable GET /v1/runs/{id} link. It rejects
+  // with the service's one-line {"error"} text for 4xx answers, a clear
+  // message for network failures, and "canceled" after cancel().
+  async function runRemote(opts) {
+    opts = opts || {};
+    const svc = opts.service !== undefined ? normalizeService(opts.service) : serviceURL;
+    if (!svc) throw new Error("no shared service is configured");
+    const form = new FormData();
+    form.append("config", typeof opts.config === "string" ? opts.config : (opts.config === undefined ? "" : String(opts.config)));
+    if (opts.trace !== undefined && opts.trace !== null) {
+      const name = opts.traceName || (opts.trace instanceof File ? opts.trace.name : "trace.jsonl");
+      form.append("trace", asBlob(opts.trace), name);
+    }
+    if (opts.profile !== undefined && opts.profile !== null) {
+      const name = opts.profileName || (opts.profile instanceof File ? opts.profile.name : "profile.npz");
+      form.append("profile", asBlob(opts.profile), name);
+    }
+    const ctl = new AbortController();
+    remoteRuns.add(ctl);
+    const host = new URL(svc).host;
+    const t0 = performance.now();
+    try {
+      let resp;
+      try {
+        resp = await fetch(svc + "/v1/predict", { method: "POST", body: form, signal: ctl.signal, mode: "cors", credentials: "omit" });
+      } catch (e) {
+        if (ctl.signal.aborted) throw new Error("canceled");
+        throw new Error(`could not reach the shared service at ${host} (${e && e.message || e}); check the URL and your connection, or run locally`);
+      }
+      let text;
+      try {
+        text = await resp.text();
+      } catch (e) {
+        if (ctl.signal.aborted) throw new Error("canceled");
+        throw new Error(`the shared service at ${host} broke off its answer (${e && e.message || e})`);
+      }
+      if (!resp.ok) {
+        let msg = "";
+        try { const j = JSON.parse(text); if (j && typeof j.error === "string") msg = j.error; } catch (e) { /* not JSON */ }
+        if (!msg) msg = `the shared service at ${host} answered HTTP ${resp.status}${resp.statusText ? " " + resp.statusText : ""}`;
+        const err = new Error(msg);
+        err.status = resp.status;
+        throw err;
+      }
+      let report;
+      try {
+        report = JSON.parse(text);
+      } catch (e) {
+        throw new Error(`the shared service at ${host} sent something that is not a report`);
+      }
+      const loc = resp.headers.get("Location");
+      const runURL = loc ? new URL(loc, svc + "/").href : "";
+      return {
+        json: text, report, runURL, service: svc,
+        runId: resp.headers.get("X-Dynosim-Run-Id") || "",
+        cache: resp.headers.get("X-Dynosim-Cache") || "",
+        wallMs: performance.now() - t0,
+      };
+    } finally {
+      remoteRuns.delete(ctl);
+    }
   }
 
   async function run(opts) {
@@ -107,6 +213,11 @@
   }
 
   function cancel() {
+    const remote = remoteRuns.size > 0;
+    for (const ctl of remoteRuns) ctl.abort();
+    remoteRuns.clear();
+    // a service run alone leaves the (idle) local worker alone.
+    if (remote && localActive === 0) return;
     if (runner) { runner.terminate(); runner = null; }
     // a fresh worker starts loading now so the next run does not wait.
     getRunner();
@@ -153,7 +264,7 @@
   }
 
   window.dynosim = {
-    run, runRaw, cancel, validate, sample, download, samples,
+    run, runRaw, runRemote, cancel, validate, sample, download, samples, serviceURL,
     get ready() { return getRunner().ready; },
   };
   getRunner();

@@ -19,7 +19,9 @@
     const trace = div.dataset.trace || "";
     if (trace.startsWith("sample:")) frag.set("sample", trace.slice(7));
     const iframe = document.createElement("iframe");
-    iframe.src = new URL("?embed=1#" + frag.toString(), base).href;
+    // data-service="https://…": offer "Run on the shared service" (off until ticked).
+    const q = div.dataset.service ? "&service=" + encodeURIComponent(div.dataset.service) : "";
+    iframe.src = new URL("?embed=1" + q + "#" + frag.toString(), base).href;
     iframe.title = div.dataset.title || "DynoSim simulator";
     iframe.loading = "lazy";
     iframe.style.width = "100%";

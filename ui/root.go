@@ -18,6 +18,14 @@ type Root struct {
 
 	Embed bool
 
+	// ServiceURL is the shared service (the Cloudflare Worker) the page may
+	// send runs to: "" (the default) hides the option. UseService is the
+	// user's tick; RunURL the shareable GET /v1/runs/{id} link of the last
+	// service run.
+	ServiceURL string
+	UseService bool
+	RunURL     string
+
 	Config      string
 	ConfigError string // live validation result
 	Preset      string
@@ -58,6 +66,9 @@ func (c *Root) Init(ctx vugu.InitCtx) {
 	c.Config = defaultYAML
 	c.Preset = Presets[0].Name
 	c.Sample = "conversation"
+	if d := dynosim(); d.Truthy() {
+		c.ServiceURL = jsString(d.Get("serviceURL"))
+	}
 	loc := js.Global().Get("location")
 	if loc.Truthy() {
 		c.Embed = strings.Contains(loc.Get("search").String(), "embed=1")
@@ -133,6 +144,25 @@ func arg0(args []js.Value) js.Value {
 }
 
 func dynosim() js.Value { return js.Global().Get("dynosim") }
+
+// jsString is v's text if v is a string, else "".
+func jsString(v js.Value) string {
+	if v.Type() != js.TypeString {
+		return ""
+	}
+	return v.String()
+}
+
+// OnUseService records the "Run on the shared service" tick.
+func (c *Root) OnUseService(event vugu.DOMEvent) {
+	c.UseService = c.ServiceURL != "" && event.JSEventTarget().Get("checked").Truthy()
+}
+
+// ServiceHost names the shared service for the page's text.
+func (c *Root) ServiceHost() string { return serviceHost(c.ServiceURL) }
+
+// remote reports whether Run sends the run to the shared service.
+func (c *Root) remote() bool { return c.UseService && c.ServiceURL != "" }
 
 // setJS sets obj[key] = v for a js.Value v (vugu's Value.Set only takes Go
 // values; Call converts its arguments).
@@ -250,6 +280,7 @@ func (c *Root) Run() {
 		return
 	}
 	c.Error, c.Running, c.Percent, c.Status = "", true, 0, "Loading trace…"
+	remote := c.remote()
 	c.started = time.Now()
 	c.Elapsed = "0.0 s"
 	c.RunCount++
@@ -258,7 +289,7 @@ func (c *Root) Run() {
 
 	opts := js.Global().Get("Object").New()
 	opts.Set("config", c.Config)
-	opts.Set("capturePerRequest", true)
+	opts.Set("capturePerRequest", !remote) // the service sends no per-request records
 	if c.ProfileFile.Truthy() {
 		setJS(opts, "profile", c.ProfileFile)
 		opts.Set("profileName", c.ProfileName)
@@ -270,6 +301,25 @@ func (c *Root) Run() {
 		setJS(opts, "trace", trace)
 		opts.Set("traceName", name)
 		c.Status = "Running…"
+		if remote {
+			c.Status = "Running on the shared service (" + c.ServiceHost() + ")…"
+			c.then(dynosim().Call("runRemote", opts), func(res js.Value) {
+				if run == c.RunCount {
+					c.finish(res)
+				}
+			}, func(msg string) {
+				if run != c.RunCount {
+					return
+				}
+				c.stop()
+				if msg == "canceled" {
+					c.Status = "Canceled."
+					return
+				}
+				c.Error, c.Status = msg, "Failed."
+			})
+			return
+		}
 		progress := c.funcOf(func(args []js.Value) {
 			if run != c.RunCount || !c.Running {
 				return
@@ -367,7 +417,8 @@ func (c *Root) finish(res js.Value) {
 	c.summary, c.reportJSON = sum, json
 	c.HasReport, c.HasPrev = true, c.prevSum != nil
 	c.Rows = summaryRows(sum, c.prevSum)
-	c.Table = res.Get("table").String()
+	c.Table = jsString(res.Get("table"))
+	c.RunURL = jsString(res.Get("runURL"))
 	c.Requests = nil
 	if r := res.Get("requests"); r.Type() == js.TypeString {
 		if t, err := parseRequests([]byte(r.String())); err == nil {
@@ -375,6 +426,9 @@ func (c *Root) finish(res js.Value) {
 		}
 	}
 	c.Status = fmt.Sprintf("Done in %s.", c.Elapsed)
+	if c.RunURL != "" {
+		c.Status = fmt.Sprintf("Done on the shared service in %s.", c.Elapsed)
+	}
 	if charts := js.Global().Get("dynosimCharts"); charts.Truthy() {
 		charts.Call("render", res.Get("report"))
 	}

@@ -42,3 +42,12 @@ func parseFragment(frag string) (config, sample string) {
 	}
 	return config, sample
 }
+
+// serviceHost is the host[:port] of a shared-service URL (or the URL itself
+// if it does not parse), shown next to the "Run on the shared service" tick.
+func serviceHost(service string) string {
+	if u, err := url.Parse(service); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return service
+}

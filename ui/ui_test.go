@@ -93,3 +93,15 @@ func TestPresetsParse(t *testing.T) {
 		}
 	}
 }
+
+func TestServiceHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://dynosim.example.workers.dev": "dynosim.example.workers.dev",
+		"http://127.0.0.1:8787/api":           "127.0.0.1:8787",
+		"":                                    "",
+	} {
+		if got := serviceHost(in); got != want {
+			t.Errorf("serviceHost(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -29,7 +29,7 @@ const usage = `usage: dynosim <command> [flags]
 
 commands:
   predict          run one prediction (no -c: embedded default config and sample trace)
-  serve            serve the web page (--addr 127.0.0.1:8080)
+  serve            serve the web page (--addr 127.0.0.1:8080, --service-url URL)
   convert-profile  convert a profiler results folder to a timing profile (.npz)
 
 run 'dynosim <command> -h' for the flags of a command.

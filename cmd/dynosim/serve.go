@@ -1,23 +1,30 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/dynosim/dynosim-web/public"
 )
 
-// runServe implements `dynosim serve [--addr 127.0.0.1:8080]`: it serves
-// the web page embedded in the binary (package public). It prints the URL
-// it listens on (useful with --addr 127.0.0.1:0) and serves until killed.
+// runServe implements `dynosim serve [--addr 127.0.0.1:8080] [--service-url URL]`:
+// it serves the web page embedded in the binary (package public). It prints
+// the URL it listens on (useful with --addr 127.0.0.1:0) and serves until
+// killed. With --service-url (or $DYNOSIM_SERVICE_URL) the page offers "Run
+// on the shared service" (the Cloudflare Worker of docs/worker.md).
 func runServe(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `ADDRESS` (host:port; port 0 picks a free one)")
+	service := fs.String("service-url", os.Getenv("DYNOSIM_SERVICE_URL"),
+		"offer \"Run on the shared service\" on the page, sending runs to the DynoSim Worker at `URL` (default $DYNOSIM_SERVICE_URL; empty: off)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -27,6 +34,10 @@ func runServe(args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))}
 	}
+	svc, err := serviceURL(*service)
+	if err != nil {
+		return usageError{err}
+	}
 	if !public.Built() {
 		fmt.Fprintln(os.Stderr, "dynosim: warning: the page's WebAssembly is not built into this binary; use `make serve` (or `make wasm` before building)")
 	}
@@ -35,6 +46,46 @@ func runServe(args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	fmt.Printf("dynosim: serving the web page on http://%s/\n", ln.Addr())
-	srv := &http.Server{Handler: public.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if svc != "" {
+		fmt.Printf("dynosim: the page offers runs on the shared service %s\n", svc)
+	}
+	srv := &http.Server{Handler: withServiceConfig(public.Handler(), svc), ReadHeaderTimeout: 10 * time.Second}
 	return srv.Serve(ln)
+}
+
+// serviceURL checks a --service-url value: empty (off) or an absolute http(s)
+// URL, returned without a trailing slash, query or fragment.
+func serviceURL(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("serve: --service-url %q: want an absolute http(s) URL such as https://dynosim.example.workers.dev", raw)
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// withServiceConfig answers /config.js with the service URL (the page reads
+// window.DYNOSIM_SERVICE_URL) when one is set; otherwise the embedded
+// config.js, which sets nothing, is served.
+func withServiceConfig(h http.Handler, svc string) http.Handler {
+	if svc == "" {
+		return h
+	}
+	q, _ := json.Marshal(svc)
+	body := []byte("// written by `dynosim serve --service-url`\nwindow.DYNOSIM_SERVICE_URL = " + string(q) + ";\n")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/config.js" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		hd := w.Header()
+		hd.Set("Content-Type", "text/javascript; charset=utf-8")
+		hd.Set("Cache-Control", "no-cache")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		w.Write(body)
+	})
 }

@@ -13,11 +13,12 @@ export const bin = path.resolve(repo, process.env.DYNOSIM_BIN || "bin/dynosim");
 export const artifacts = path.join(repo, "test-artifacts");
 mkdirSync(artifacts, { recursive: true });
 
-// startServer runs `dynosim serve --addr 127.0.0.1:0` and resolves to
-// {url, stop} once it prints the address it listens on.
-export function startServer() {
+// startServer runs `dynosim serve --addr 127.0.0.1:0 [extraArgs…]` and
+// resolves to {url, stop} once it prints the address it listens on.
+export function startServer(extraArgs = []) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0", ...extraArgs],
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, DYNOSIM_SERVICE_URL: "" } });
     let out = "", err = "";
     const timer = setTimeout(() => { proc.kill(); reject(new Error("dynosim serve did not start: " + err)); }, 15000);
     proc.stderr.on("data", (d) => (err += d));

@@ -1,0 +1,241 @@
+// Browser tests of "Run on the shared service" (run by `make test-browser`,
+// which builds the Worker first): a real local workerd serving build/worker/
+// through Miniflare's API (as wasm/worker/test/worker.test.mjs does), the
+// page served by `dynosim serve --service-url <workerd>`, headless Debian
+// Chromium. The report the page shows must equal the CLI's --format json.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gunzipSync } from "node:zlib";
+import { Miniflare } from "miniflare";
+import { startServer, launch, openPage, artifacts, bin, repo, stripWallText } from "./helpers.mjs";
+
+process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false"; // Miniflare: no request.cf download
+
+const dir = mkdtempSync(path.join(tmpdir(), "dynosim-service-"));
+const synthetic = gunzipSync(readFileSync(path.join(repo, "public/traces/synthetic_trace.jsonl.gz"))).toString();
+const smallTrace = synthetic.split("\n").slice(0, 300).join("\n") + "\n";
+writeFileSync(path.join(dir, "small.jsonl"), smallTrace);
+writeFileSync(path.join(dir, "garbage.jsonl"), "this is not a trace\n\x00\x01\x02");
+const defaultYAML = readFileSync(path.join(repo, "cmd/dynosim/default.yaml"), "utf8");
+const twoWorkers = defaultYAML.replace("replicas: 8", "replicas: 2");
+writeFileSync(path.join(dir, "config.yaml"), twoWorkers);
+
+let mf, service, plain, withService, browser;
+
+async function freePort() {
+  const srv = net.createServer();
+  srv.listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+function cli(args) {
+  const r = spawnSync(bin, args, { cwd: dir, encoding: "utf8", maxBuffer: 256 << 20 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+const cliError = (r) => r.stderr.split("\n")[0].replace(/^dynosim: /, "");
+
+// servicePOST sends inputs straight to the Worker (what the page should do).
+async function servicePOST(config, traceName) {
+  const form = new FormData();
+  form.append("config", config);
+  form.append("trace", new Blob([readFileSync(path.join(dir, traceName))]), traceName);
+  const r = await fetch(service + "/v1/predict", { method: "POST", body: form });
+  return { status: r.status, body: await r.text() };
+}
+
+const shot = (page, name) => page.screenshot({ path: path.join(artifacts, name + ".png"), fullPage: true });
+const tid = (page, id) => page.locator(`[data-testid="${id}"]`);
+
+before(async () => {
+  if (!existsSync(path.join(repo, "build/worker/app.wasm"))) {
+    execFileSync("make", ["worker"], { cwd: repo, stdio: "inherit" });
+  }
+  const wcfg = JSON.parse(readFileSync(path.join(repo, "build/wrangler.jsonc"), "utf8")
+    .replace(/^\s*\/\/.*$/gm, "").replace(/\s\/\/.*$/gm, ""));
+  mf = new Miniflare({
+    rootPath: path.join(repo, "build", path.dirname(wcfg.main)),
+    modules: true,
+    scriptPath: path.basename(wcfg.main),
+    modulesRules: [{ type: "ESModule", include: ["**/*.mjs", "**/*.js"] }, { type: "CompiledWasm", include: ["**/*.wasm"] }],
+    compatibilityDate: wcfg.compatibility_date,
+    kvNamespaces: wcfg.kv_namespaces.map((k) => k.binding),
+    kvPersist: path.join(dir, "kv"),
+    bindings: { ...wcfg.vars },
+    host: "127.0.0.1",
+    port: await freePort(),
+  });
+  service = String(await mf.ready).replace(/\/$/, "");
+  plain = await startServer();
+  withService = await startServer(["--service-url", service + "/"]);
+  browser = await launch();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (withService) await withService.stop();
+  if (plain) await plain.stop();
+  if (mf) await mf.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("without a configured service URL there is no service option", async () => {
+  const page = await openPage(browser.context, plain.url);
+  assert.equal(await tid(page, "run-on-service").count(), 0);
+  assert.equal(await page.evaluate(() => window.dynosim.serviceURL), "");
+  assert.match(await page.locator("header").innerText(), /your files never leave this page/);
+  // config.js sets nothing
+  const js = await (await fetch(plain.url + "config.js")).text();
+  assert.doesNotMatch(js, /^\s*window\.DYNOSIM_SERVICE_URL/m);
+  // ?service=<not http(s)> is ignored
+  await page.goto(plain.url + "?service=" + encodeURIComponent("javascript:alert(1)"));
+  await page.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: 60000 });
+  assert.equal(await tid(page, "run-on-service").count(), 0);
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
+
+test("run on the shared service: same report as the CLI, a working run link", async () => {
+  const native = cli(["predict", "-c", "config.yaml", "--trace", "small.jsonl", "--format", "json"]);
+  assert.equal(native.status, 0, native.stderr);
+
+  const page = await openPage(browser.context, withService.url);
+  const toService = [];
+  page.on("request", (r) => { if (r.url().startsWith(service)) toService.push(r.method() + " " + r.url()); });
+  assert.equal(await page.evaluate(() => window.dynosim.serviceURL), service);
+  const toggle = tid(page, "run-on-service");
+  assert.equal(await toggle.count(), 1);
+  assert.equal(await toggle.isChecked(), false, "off until the user ticks it");
+  assert.equal(await page.locator('label[for="run-on-service"]').innerText(), "Run on the shared service");
+  const note = await tid(page, "service-note").innerText();
+  assert.match(note, new RegExp(new URL(service).host.replace(/\./g, "\\.")));
+  assert.match(note, /uploaded/);
+
+  await tid(page, "trace-input").setInputFiles(path.join(dir, "small.jsonl"));
+  await tid(page, "config-editor").fill(twoWorkers);
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
+
+  // unticked: a local run, nothing goes to the service
+  await tid(page, "run").click();
+  await tid(page, "summary").waitFor({ timeout: 60000 });
+  assert.deepEqual(toService, [], "an unticked run sent something to the service");
+  assert.equal(await tid(page, "run-link").count(), 0);
+
+  // keyboard: Tab from Run reaches the toggle (Cancel is disabled), Space ticks it
+  await tid(page, "run").focus();
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), "run-on-service");
+  await page.keyboard.press("Space");
+  assert.equal(await toggle.isChecked(), true);
+
+  await tid(page, "run").click();
+  const link = tid(page, "run-link");
+  await link.waitFor({ timeout: 60000 });
+  assert.equal(toService.filter((r) => r.startsWith("POST " + service + "/v1/predict")).length, 1);
+  const s = await tid(page, "summary").innerText();
+  assert.match(s, /completed_requests\s+300/);
+  assert.equal(await tid(page, "error").count(), 0);
+  assert.equal(await tid(page, "progress").getAttribute("aria-valuenow"), "100");
+  await page.waitForFunction(() => window.dynosimCharts.count >= 5);
+  await shot(page, "11-service-run");
+
+  // the report the page holds (its download) is the CLI's, wall-clock fields aside
+  const [dl] = await Promise.all([page.waitForEvent("download"), tid(page, "download-report").click()]);
+  const shown = readFileSync(await dl.path(), "utf8");
+  if (process.env.SERVICE_TEST_DUMP) { writeFileSync("/tmp/svc-shown.json", shown); writeFileSync("/tmp/svc-cli.json", native.stdout); }
+  assert.equal(stripWallText(shown), stripWallText(native.stdout), "service report differs from the CLI's");
+
+  // the run link: GET /v1/runs/{id} on the service answers the same report
+  const href = await link.getAttribute("href");
+  assert.match(href, new RegExp("^" + service.replace(/[.]/g, "\\.") + "/v1/runs/[0-9a-f]{32}$"));
+  assert.equal(await link.innerText(), href);
+  const got = await fetch(href);
+  assert.equal(got.status, 200);
+  assert.equal(await got.text(), shown);
+
+  // a bad config: the service's 400 error text is shown
+  await tid(page, "config-editor").fill("engine: {workerz: 3}\n");
+  const direct = await servicePOST("engine: {workerz: 3}\n", "small.jsonl");
+  assert.equal(direct.status, 400);
+  const svcErr = JSON.parse(direct.body).error;
+  await tid(page, "run").click();
+  await page.waitForFunction(() => /Failed/.test(document.querySelector(".status").textContent), null, { timeout: 30000 });
+  assert.equal(await tid(page, "error").innerText(), svcErr);
+  assert.match(svcErr, /workerz/);
+
+  // a garbage trace (the local validator cannot see it): the service's error, equal to the CLI's
+  await tid(page, "config-editor").fill(twoWorkers);
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
+  await tid(page, "trace-input").setInputFiles(path.join(dir, "garbage.jsonl"));
+  await tid(page, "run").click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="error"]'), null, { timeout: 30000 });
+  const garbage = await servicePOST(twoWorkers, "garbage.jsonl");
+  assert.equal(garbage.status, 400);
+  assert.equal(await tid(page, "error").innerText(), JSON.parse(garbage.body).error);
+  assert.equal(await tid(page, "error").innerText(), cliError(cli(["predict", "-c", "config.yaml", "--trace", "garbage.jsonl", "--format", "json"])));
+  await shot(page, "12-service-error");
+
+  // and the page keeps working
+  await tid(page, "trace-input").setInputFiles(path.join(dir, "small.jsonl"));
+  await tid(page, "run").click();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="error"]') && /Done/.test(document.querySelector(".status").textContent), null, { timeout: 60000 });
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
+
+test("cancel aborts the service request; an unreachable service is a clear error", async () => {
+  const page = await openPage(browser.context, withService.url);
+  await tid(page, "trace-input").setInputFiles(path.join(dir, "small.jsonl"));
+  await tid(page, "config-editor").fill(twoWorkers);
+  // hold the POST so the run is still pending when Cancel is pressed
+  let held;
+  const gotIt = new Promise((r) => (held = r));
+  await page.route(service + "/v1/predict", (route) => held(route));
+  await tid(page, "run-on-service").check();
+  await tid(page, "run").click();
+  const route = await gotIt;
+  assert.match(await page.locator(".status").innerText(), /shared service/);
+  await tid(page, "cancel").click();
+  await page.waitForFunction(() => /Canceled/.test(document.querySelector(".status").textContent));
+  assert.equal(await tid(page, "error").count(), 0);
+  assert.equal(await tid(page, "run").isEnabled(), true);
+  await route.abort().catch(() => {}); // already aborted by the page
+  await page.unroute(service + "/v1/predict");
+  // the API: cancel() rejects a pending runRemote with "canceled"
+  await page.route(service + "/v1/predict", () => {});
+  const msg = await page.evaluate(async () => {
+    const p = window.dynosim.runRemote({ config: "{}", trace: "x", traceName: "x.jsonl" });
+    await new Promise((r) => setTimeout(r, 300));
+    window.dynosim.cancel();
+    try { await p; return "resolved"; } catch (e) { return e.message; }
+  });
+  assert.equal(msg, "canceled");
+  await page.unroute(service + "/v1/predict");
+  await page.close();
+
+  // a service nobody answers at (given with ?service=)
+  const dead = "http://127.0.0.1:" + await freePort();
+  const p2 = await openPage(browser.context, plain.url + "?service=" + encodeURIComponent(dead));
+  await tid(p2, "trace-input").setInputFiles(path.join(dir, "small.jsonl"));
+  await tid(p2, "config-editor").fill(twoWorkers);
+  await tid(p2, "run-on-service").check();
+  await tid(p2, "run").click();
+  await tid(p2, "error").waitFor({ timeout: 30000 });
+  assert.match(await tid(p2, "error").innerText(), new RegExp("^could not reach the shared service at " + new URL(dead).host.replace(/\./g, "\\.")));
+  await shot(p2, "13-service-unreachable");
+  // untick: the local run works
+  await tid(p2, "run-on-service").uncheck();
+  await tid(p2, "run").click();
+  await p2.waitForFunction(() => !document.querySelector('[data-testid="error"]') && /Done/.test(document.querySelector(".status").textContent), null, { timeout: 60000 });
+  assert.match(await tid(p2, "summary").innerText(), /completed_requests\s+300/);
+  assert.deepEqual(p2.pageErrors, []);
+  await p2.close();
+});
