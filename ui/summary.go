@@ -24,6 +24,10 @@ var summaryOrder = []string{
 	"num_preemptions",
 }
 
+// wallClock are the summary fields that measure wall time; the shared
+// service (the Worker) reports them as 0.
+var wallClock = map[string]bool{"wall_time_ms": true, "processed_tokens_per_s": true, "processed_output_tokens_per_s": true}
+
 // parseSummary extracts the summary map from report JSON.
 func parseSummary(reportJSON []byte) (map[string]float64, error) {
 	var r struct {
@@ -62,9 +66,12 @@ func summaryRows(cur, prev map[string]float64) []SummaryRow {
 		if prev != nil {
 			if p, ok := prev[k]; ok {
 				row.Prev = formatNum(p)
-				if p != 0 {
+				switch {
+				case wallClock[k] && (p == 0 || cur[k] == 0):
+					// a service run has no wall clock (0): no change to show
+				case p != 0:
 					row.Delta = fmt.Sprintf("%+.1f%%", (cur[k]-p)/math.Abs(p)*100)
-				} else if cur[k] != 0 {
+				case cur[k] != 0:
 					row.Delta = "new"
 				}
 			}

@@ -64,6 +64,17 @@ func TestSummaryRows(t *testing.T) {
 	}
 }
 
+func TestSummaryRowsWallClock(t *testing.T) {
+	// a service run reports wall-clock fields as 0: no change is shown for them
+	rows := summaryRows(map[string]float64{"wall_time_ms": 0, "duration_ms": 5},
+		map[string]float64{"wall_time_ms": 120, "duration_ms": 4})
+	for _, r := range rows {
+		if want := map[string]string{"wall_time_ms": "", "duration_ms": "+25.0%"}[r.Key]; r.Delta != want {
+			t.Errorf("%s: delta %q, want %q", r.Key, r.Delta, want)
+		}
+	}
+}
+
 func TestShareFragment(t *testing.T) {
 	frag := shareFragment("a: 1\n# ü", "synthetic")
 	cfg, sample := parseFragment(frag)

@@ -150,7 +150,6 @@ test("run on the shared service: same report as the CLI, a working run link", as
   // the report the page holds (its download) is the CLI's, wall-clock fields aside
   const [dl] = await Promise.all([page.waitForEvent("download"), tid(page, "download-report").click()]);
   const shown = readFileSync(await dl.path(), "utf8");
-  if (process.env.SERVICE_TEST_DUMP) { writeFileSync("/tmp/svc-shown.json", shown); writeFileSync("/tmp/svc-cli.json", native.stdout); }
   assert.equal(stripWallText(shown), stripWallText(native.stdout), "service report differs from the CLI's");
 
   // the run link: GET /v1/runs/{id} on the service answers the same report
@@ -238,4 +237,24 @@ test("cancel aborts the service request; an unreachable service is a clear error
   assert.match(await tid(p2, "summary").innerText(), /completed_requests\s+300/);
   assert.deepEqual(p2.pageErrors, []);
   await p2.close();
+});
+
+test("embed.js passes data-service on to the embedded page", async () => {
+  const host = await browser.context.newPage();
+  const hostURL = plain.url + "embed-service-test.html"; // same origin: no private-network checks
+  await host.route(hostURL, (r) => r.fulfill({
+    contentType: "text/html",
+    body: `<!doctype html><div data-dynosim data-trace="sample:synthetic" data-service="${service}"></div>` +
+      `<div data-dynosim data-trace="sample:synthetic"></div><script src="${plain.url}embed.js"></script>`,
+  }));
+  await host.goto(hostURL);
+  await host.waitForFunction(() => document.querySelectorAll("iframe").length === 2);
+  const [withSvc, without] = await Promise.all((await host.$$("iframe")).map((f) => f.contentFrame()));
+  for (const f of [withSvc, without]) {
+    await f.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: 60000 });
+  }
+  assert.equal(await withSvc.locator('[data-testid="run-on-service"]').count(), 1);
+  assert.equal(await withSvc.locator('[data-testid="run-on-service"]').isChecked(), false);
+  assert.equal(await without.locator('[data-testid="run-on-service"]').count(), 0);
+  await host.close();
 });
