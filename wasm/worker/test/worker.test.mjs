@@ -10,6 +10,14 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { Miniflare } from 'miniflare';
+import { Agent, setGlobalDispatcher } from 'undici';
+
+// One connection per request. workerd closes idle keep-alive connections on
+// its own schedule, and node's fetch (unlike a browser) does not retry a
+// request that meets a connection the server has just closed: under load that
+// race failed requests at random ("other side closed") although the Worker
+// answered every request it received. Fresh connections take the race away.
+setGlobalDispatcher(new Agent({ pipelining: 0 }));
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
