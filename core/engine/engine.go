@@ -33,6 +33,25 @@ type Signal struct {
 	Completed bool // the request's lifecycle ended
 	Rejected  bool // it never ran: too large for the pool or the model length
 	Cached    int  // prompt tokens served from cache, on the first signal only; else -1
+	// HandoffMs is the modeled KV transfer time to the decode side, on a
+	// prefill worker's terminal signal only (spec §7.2).
+	HandoffMs float64
+}
+
+// Handoff makes a core a disaggregated prefill worker: each request ends
+// with its first token, no decode time is charged, and the terminal signal
+// carries the line-rate transfer time of the prompt's KV.
+type Handoff struct {
+	KVBytesPerToken float64
+	BandwidthGBps   float64 // 10^9 bytes/s; 0 disables the delay
+}
+
+// delayMs is the transfer time of tokens prompt tokens.
+func (h *Handoff) delayMs(tokens int) float64 {
+	if h.BandwidthGBps <= 0 {
+		return 0
+	}
+	return float64(float64(tokens)*h.KVBytesPerToken) / (h.BandwidthGBps * 1e9) * 1000
 }
 
 // Admission records a request taken from the waiting queue in a pass.
@@ -150,6 +169,7 @@ type Config struct {
 	G1               G1Backend    // vLLM/TRT-LLM only; SGLang has its radix cache
 	Spec             Speculation  // speculative decoding (NextN 0: off)
 	SGLang           SGLangConfig // SGLang core knobs (page size = BlockSize)
+	Prefill          *Handoff     // non-nil: a disaggregated prefill worker
 }
 
 // Validate checks a config.

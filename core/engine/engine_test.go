@@ -464,3 +464,38 @@ func TestEventsOnlyWithCaching(t *testing.T) {
 		}
 	}
 }
+
+// V5 and T5: a prefill worker completes with its first token and reports the
+// line-rate KV transfer time of the prompt.
+func TestV5T5PrefillHandoffDelay(t *testing.T) {
+	tests := []struct {
+		prompt, out int
+		want        float64
+	}{{8, 1, 8.0}, {128, 1, 128.0}, {8, 4, 8.0}}
+	for _, tc := range tests {
+		cfg := cfg4(64, 256, 1, false)
+		cfg.Prefill = &Handoff{KVBytesPerToken: 1e6, BandwidthGBps: 1}
+		c := mustCore(t, cfg)
+		submit(t, c, 1, span(0, uint32(tc.prompt)), tc.out)
+		p := c.Step(0)
+		if len(p.Signals) != 1 {
+			t.Fatalf("prompt %d: signals %+v", tc.prompt, p.Signals)
+		}
+		s := p.Signals[0]
+		if !s.Completed || !s.HasToken || s.HandoffMs != tc.want || !c.Empty() {
+			t.Fatalf("prompt %d: signal %+v, want completed with handoff %v", tc.prompt, s, tc.want)
+		}
+		// No decode step is charged: the pass is the prefill alone.
+		if want := cfg.Scale.Prefill(cfg.Model, 1, tc.prompt, 0); p.End != want {
+			t.Fatalf("pass ends at %v, want the prefill time %v", p.End, want)
+		}
+	}
+	// Bandwidth 0 disables the delay; aggregated workers never report one.
+	cfg := cfg4(64, 256, 1, false)
+	cfg.Prefill = &Handoff{KVBytesPerToken: 1e6}
+	c := mustCore(t, cfg)
+	submit(t, c, 1, span(0, 8), 1)
+	if s := c.Step(0).Signals[0]; s.HandoffMs != 0 {
+		t.Fatalf("bandwidth 0: handoff %v", s.HandoffMs)
+	}
+}

@@ -313,6 +313,29 @@ func (c *Core) emit() timing.Time {
 		c.fpmDecode.add(float64(s.length))
 		total += s.length
 	}
+	if h := c.cfg.Prefill; h != nil {
+		// A prefill worker's single token comes out of the prefill pass: no
+		// decode step is charged, and the request ends here.
+		for _, s := range c.ready {
+			tok := uint32(c.rng.Uint64())
+			if s.planned != nil {
+				tok = s.planned[0]
+			}
+			s.length++
+			s.generated++
+			c.tokens = append(c.tokens, Signal{ID: s.id, Token: tok, HasToken: true, Completed: true,
+				Cached: c.firstSignal(s), HandoffMs: h.delayMs(s.promptLen)})
+			c.finish(s)
+		}
+		keep := c.running[:0]
+		for _, s := range c.running {
+			if !s.done {
+				keep = append(keep, s)
+			}
+		}
+		c.running = keep
+		return 0
+	}
 	p.FPM.DecodeRequests = n
 	p.FPM.DecodeKVTokens = total
 	d := c.cfg.Scale.Decode(c.cfg.Model, n, total, total/n, c.cfg.NumBlocks*c.cfg.BlockSize)
