@@ -199,7 +199,8 @@ func (c *SGLangCore) Submit(q Request) error {
 	// grow these one page at a time.
 	full := (len(q.Prompt) + r.maxOutput + c.page - 1) / c.page
 	r.keys = make([]uint64, 0, full)
-	r.pages = make([]int32, 0, full+1)
+	// r.pages is allocated at the first prefill (allocPrefill): a backlog of
+	// waiting prompts then holds only their keys.
 	if c.page == 1 && c.events == nil {
 		for _, t := range q.Prompt {
 			r.keys = append(r.keys, uint64(t))
@@ -539,6 +540,10 @@ func (c *SGLangCore) releaseWaiting(from, pages int) bool {
 // (the reference matches only on the first chunk and only up to its end:
 // SGLang issue 13188).
 func (c *SGLangCore) allocPrefill(r *sgReq, end int) (prefix, fresh int, ok bool) {
+	if r.pages == nil {
+		// Room for the whole sequence: outputs grow it one page at a time.
+		r.pages = make([]int32, 0, (r.promptLen+r.maxOutput+c.page-1)/c.page+1)
+	}
 	wasFresh := r.materialized == 0 && len(r.pages) == 0
 	if r.cached*c.page == r.materialized && len(r.pages) == r.cached && r.cached < len(r.keys) {
 		from := r.node
