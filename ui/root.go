@@ -47,6 +47,7 @@ type Root struct {
 
 	HasReport  bool
 	Rows       []SummaryRow
+	Latency    []LatencyRow // the AIPerf-style distribution table
 	HasPrev    bool
 	Table      string // AIPerf-style text table
 	reportJSON string
@@ -417,6 +418,7 @@ func (c *Root) finish(res js.Value) {
 	c.summary, c.reportJSON = sum, json
 	c.HasReport, c.HasPrev = true, c.prevSum != nil
 	c.Rows = summaryRows(sum, c.prevSum)
+	c.Latency = latencyRows(sum)
 	c.Table = jsString(res.Get("table"))
 	c.RunURL = jsString(res.Get("runURL"))
 	c.Requests = nil

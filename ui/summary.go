@@ -19,7 +19,7 @@ type SummaryRow struct {
 var summaryOrder = []string{
 	"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
 	"duration_ms", "request_throughput_rps", "output_throughput_tok_s",
-	"prefix_cache_reused_ratio", "mean_ttft_ms", "p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms",
+	"prefix_cache_reused_ratio", "mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms",
 	"mean_tpot_ms", "mean_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "p99_e2e_latency_ms",
 	"num_preemptions",
 }
@@ -86,4 +86,35 @@ func formatNum(v float64) string {
 		return strconv.FormatInt(int64(v), 10)
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// LatencyRow is one row of the AIPerf-style table: a distribution's avg,
+// min, max, p99, p90, p75 and std.
+type LatencyRow struct {
+	Label string
+	Cells []string
+}
+
+// AIPerfColumns heads the AIPerf-style table (spec §8.8).
+var AIPerfColumns = []string{"avg", "min", "max", "p99", "p90", "p75", "std"}
+
+var latencyMetrics = []struct{ label, key string }{
+	{"Time to First Token (ms)", "ttft_ms"},
+	{"Time to Second Token (ms)", "ttst_ms"},
+	{"Request Latency (ms)", "e2e_latency_ms"},
+	{"Inter Token Latency (ms)", "itl_ms"},
+	{"Output Token Throughput Per User (tokens/s)", "output_token_throughput_per_user"},
+}
+
+// latencyRows builds the AIPerf-style table from a summary.
+func latencyRows(s map[string]float64) []LatencyRow {
+	rows := make([]LatencyRow, 0, len(latencyMetrics))
+	for _, m := range latencyMetrics {
+		row := LatencyRow{Label: m.label}
+		for _, stat := range []string{"mean", "min", "max", "p99", "p90", "p75", "std"} {
+			row.Cells = append(row.Cells, strconv.FormatFloat(s[stat+"_"+m.key], 'f', 2, 64))
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }

@@ -116,3 +116,13 @@ func TestServiceHost(t *testing.T) {
 		}
 	}
 }
+
+func TestLatencyRows(t *testing.T) {
+	rows := latencyRows(map[string]float64{"mean_ttft_ms": 12.345, "p99_itl_ms": 7, "std_output_token_throughput_per_user": 1.5})
+	if len(rows) != 5 || rows[0].Label != "Time to First Token (ms)" || len(rows[0].Cells) != len(AIPerfColumns) {
+		t.Fatalf("rows %+v", rows)
+	}
+	if rows[0].Cells[0] != "12.35" || rows[3].Cells[3] != "7.00" || rows[4].Cells[6] != "1.50" {
+		t.Fatalf("cells %v / %v / %v", rows[0].Cells, rows[3].Cells, rows[4].Cells)
+	}
+}

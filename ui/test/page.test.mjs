@@ -56,6 +56,13 @@ test("load, choose a trace, edit the config, run, see the summary", async () => 
   const s = await summary.innerText();
   assert.match(s, /completed_requests\s+300/);
   assert.match(s, /mean_ttft_ms/);
+  // The AIPerf-style table: one row per distribution, avg … std columns,
+  // the same numbers as the report.
+  const aiperf = await page.locator('[data-testid="aiperf-table"]').innerText();
+  assert.match(aiperf, /NVIDIA AIPerf \| LLM Metrics/);
+  assert.match(aiperf, /Time to First Token \(ms\)/);
+  assert.match(aiperf, /Inter Token Latency \(ms\)/);
+  assert.equal(await page.locator('[data-testid="aiperf-table"] tbody tr').count(), 5);
   assert.equal(await page.locator('[data-testid="progress"]').getAttribute("aria-valuenow"), "100");
   assert.equal(await page.locator('[data-testid="error"]').count(), 0);
   await page.waitForFunction(() => window.dynosimCharts.count >= 5);
