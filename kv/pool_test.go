@@ -24,7 +24,7 @@ func (r *removals) attach(p *Pool) { p.OnRemove = func(h uint64) { *r = append(*
 func TestPoolDuplicateCopies(t *testing.T) {
 	p := NewPool(2)
 	a := cached(t, p, 7)
-	if !p.slots[a].inLRU && p.Active() != 1 {
+	if p.Active() != 1 || p.slots[a].inLRU {
 		t.Fatal("first copy not active")
 	}
 	if !p.Reserve(nil, 1) {

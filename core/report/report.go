@@ -96,10 +96,10 @@ type RunInfo struct {
 // Build renders the report.
 func Build(c *Collector, info RunInfo) *Report {
 	var (
-		completed, inTok, outTok, reused, firstReused, allInput int
-		good, goodTok                                           int
-		ttft, ttst, tpot, e2e                                   []float64
-		duration                                                timing.Time
+		completed, inTok, outTok, reused, firstReused int
+		good, goodTok                                 int
+		ttft, ttst, tpot, e2e                         []float64
+		duration                                      timing.Time
 	)
 	r := &Report{Workers: info.Workers, Coverage: Coverage{CapturePerRequest: c.capture}}
 	for i := range c.recs {
@@ -118,7 +118,6 @@ func Build(c *Collector, info RunInfo) *Report {
 			reused += int(q.reused)
 			firstReused += int(q.firstReused)
 		}
-		allInput += int(q.input)
 		if q.tokens == 0 {
 			if info.SLA.E2EMs > 0 && info.SLA.TTFTMs == 0 && info.SLA.ITLMs == 0 {
 				good++
@@ -157,8 +156,8 @@ func Build(c *Collector, info RunInfo) *Report {
 		"processed_tokens":                          float64(inTok + outTok),
 		"processed_tokens_per_s":                    0,
 		"processed_output_tokens_per_s":             0,
-		"prefix_cache_reused_ratio":                 ratio(reused, allInput),
-		"first_admission_prefix_cache_reused_ratio": ratio(firstReused, allInput),
+		"prefix_cache_reused_ratio":                 ratio(reused, inTok),
+		"first_admission_prefix_cache_reused_ratio": ratio(firstReused, inTok),
 	}
 	ws := float64(len(info.Workers)) * info.ClockEnd.Ms() / 1000
 	s["decode_worker_seconds"] = ws

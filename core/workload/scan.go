@@ -177,41 +177,37 @@ func scanRow(b []byte, r *row) bool {
 	}
 }
 
-// rowKeys lists the keys of row, as encoding/json matches them.
-var rowKeys = []string{"timestamp", "created_time", "input_length", "input_tokens", "output_length",
-	"output_tokens", "output_token_ids", "hash_ids", "session_id", "delay", "delay_ms"}
+// rowFields maps the keys of row to its fields, as encoding/json matches them.
+var rowFields = []struct {
+	key string
+	get func(*row) *json.RawMessage
+}{
+	{"timestamp", func(r *row) *json.RawMessage { return &r.Timestamp }},
+	{"created_time", func(r *row) *json.RawMessage { return &r.CreatedTime }},
+	{"input_length", func(r *row) *json.RawMessage { return &r.InputLength }},
+	{"input_tokens", func(r *row) *json.RawMessage { return &r.InputTokens }},
+	{"output_length", func(r *row) *json.RawMessage { return &r.OutputLength }},
+	{"output_tokens", func(r *row) *json.RawMessage { return &r.OutputTokens }},
+	{"output_token_ids", func(r *row) *json.RawMessage { return &r.OutputTokenIDs }},
+	{"hash_ids", func(r *row) *json.RawMessage { return &r.HashIDs }},
+	{"session_id", func(r *row) *json.RawMessage { return &r.SessionID }},
+	{"delay", func(r *row) *json.RawMessage { return &r.Delay }},
+	{"delay_ms", func(r *row) *json.RawMessage { return &r.DelayMs }},
+}
 
 func (r *row) field(key []byte) *json.RawMessage {
-	switch string(key) {
-	case "timestamp":
-		return &r.Timestamp
-	case "created_time":
-		return &r.CreatedTime
-	case "input_length":
-		return &r.InputLength
-	case "input_tokens":
-		return &r.InputTokens
-	case "output_length":
-		return &r.OutputLength
-	case "output_tokens":
-		return &r.OutputTokens
-	case "output_token_ids":
-		return &r.OutputTokenIDs
-	case "hash_ids":
-		return &r.HashIDs
-	case "session_id":
-		return &r.SessionID
-	case "delay":
-		return &r.Delay
-	case "delay_ms":
-		return &r.DelayMs
+	for _, f := range rowFields {
+		if f.key == string(key) {
+			return f.get(r)
+		}
 	}
 	return nil
 }
 
 // fieldFold reports whether key equals a row key ignoring ASCII case.
 func fieldFold(key []byte) bool {
-	for _, k := range rowKeys {
+	for _, f := range rowFields {
+		k := f.key
 		if len(k) != len(key) {
 			continue
 		}

@@ -46,17 +46,6 @@ func (w *Workload) Requests() int {
 	return n
 }
 
-// Tokens counts the requested input and output tokens of all turns.
-func (w *Workload) Tokens() (in, out int) {
-	for i := range w.Sessions {
-		for _, t := range w.Sessions[i].Turns {
-			in += t.Input
-			out += t.Output
-		}
-	}
-	return in, out
-}
-
 // Prompt appends the prompt tokens of t to dst. Trace prompts repeat each
 // interned block id for one trace block, so equal id prefixes become equal
 // token prefixes; synthetic prompts are unique per request.
