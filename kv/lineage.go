@@ -58,7 +58,7 @@ type LineagePool struct {
 	reserved int
 	inactive int
 	byHash   map[uint64]int32
-	heap     []int32 // evictable leaves by (tick, slot)
+	leaves   idHeap // evictable leaves by (tick, slot)
 	tick     uint64
 	onRemove func(uint64)
 }
@@ -69,7 +69,6 @@ type lslot struct {
 	parent     int32
 	children   int32 // resident registered children
 	tick       uint64
-	heapIdx    int32
 	state      slotState
 }
 
@@ -78,7 +77,6 @@ func NewLineagePool(capacity int) *LineagePool {
 	p := &LineagePool{slots: make([]lslot, capacity), free: make([]int32, capacity), byHash: make(map[uint64]int32)}
 	for i := range p.free {
 		p.free[i] = int32(capacity - 1 - i)
-		p.slots[i].heapIdx = -1
 	}
 	return p
 }
@@ -146,7 +144,7 @@ func (p *LineagePool) Reserve(prefix []int32, fresh int) bool {
 		p.slots[c].pins++
 	}
 	for fresh > p.Free() {
-		p.evict(p.heap[0])
+		p.evict(p.leaves.min())
 	}
 	p.reserved += fresh
 	return true
@@ -176,7 +174,7 @@ func (p *LineagePool) AllocatePrivate() int32 {
 	p.reserved--
 	c := p.free[len(p.free)-1]
 	p.free = p.free[:len(p.free)-1]
-	p.slots[c] = lslot{state: slotPrivate, refs: 1, parent: -1, heapIdx: -1}
+	p.slots[c] = lslot{state: slotPrivate, refs: 1, parent: -1}
 	return c
 }
 
@@ -198,7 +196,7 @@ func (p *LineagePool) Register(c int32, hash uint64, parent int32) (int32, bool)
 	if parent >= 0 {
 		ps := &p.slots[parent]
 		ps.children++
-		p.heapRemove(parent)
+		p.leaves.remove(parent)
 	}
 	return c, true
 }
@@ -224,18 +222,18 @@ func (p *LineagePool) retire(c int32) {
 	s := &p.slots[c]
 	s.tick = p.tick
 	if s.children == 0 {
-		p.heapPush(c)
+		p.leaves.push(c, s.tick, uint64(c))
 	}
 }
 
 // revive takes an inactive block back into use.
 func (p *LineagePool) revive(c int32) {
 	p.inactive--
-	p.heapRemove(c)
+	p.leaves.remove(c)
 }
 
 func (p *LineagePool) evict(c int32) {
-	p.heapRemove(c)
+	p.leaves.remove(c)
 	p.inactive--
 	s := &p.slots[c]
 	delete(p.byHash, s.hash)
@@ -246,81 +244,9 @@ func (p *LineagePool) evict(c int32) {
 		ps := &p.slots[par]
 		ps.children--
 		if ps.children == 0 && p.isInactive(par) {
-			p.heapPush(par) // a leaf again, at its original tick
+			p.leaves.push(par, ps.tick, uint64(par)) // a leaf again, at its original tick
 		}
 	}
-	*s = lslot{heapIdx: -1}
+	*s = lslot{}
 	p.free = append(p.free, c)
-}
-
-func (p *LineagePool) less(i, j int) bool {
-	a, b := &p.slots[p.heap[i]], &p.slots[p.heap[j]]
-	if a.tick != b.tick {
-		return a.tick < b.tick
-	}
-	return p.heap[i] < p.heap[j]
-}
-
-func (p *LineagePool) swap(i, j int) {
-	p.heap[i], p.heap[j] = p.heap[j], p.heap[i]
-	p.slots[p.heap[i]].heapIdx = int32(i)
-	p.slots[p.heap[j]].heapIdx = int32(j)
-}
-
-func (p *LineagePool) heapPush(c int32) {
-	if p.slots[c].heapIdx >= 0 {
-		return
-	}
-	p.heap = append(p.heap, c)
-	i := len(p.heap) - 1
-	p.slots[c].heapIdx = int32(i)
-	for i > 0 {
-		q := (i - 1) / 2
-		if !p.less(i, q) {
-			break
-		}
-		p.swap(i, q)
-		i = q
-	}
-}
-
-func (p *LineagePool) heapRemove(c int32) {
-	i := int(p.slots[c].heapIdx)
-	if i < 0 {
-		return
-	}
-	last := len(p.heap) - 1
-	if i != last {
-		p.swap(i, last)
-	}
-	p.heap = p.heap[:last]
-	p.slots[c].heapIdx = -1
-	if i == last {
-		return
-	}
-	// Restore the heap at i: sift down, then up.
-	j := i
-	for {
-		l := 2*j + 1
-		if l >= len(p.heap) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(p.heap) && p.less(r, l) {
-			m = r
-		}
-		if !p.less(m, j) {
-			break
-		}
-		p.swap(j, m)
-		j = m
-	}
-	for j > 0 {
-		q := (j - 1) / 2
-		if !p.less(j, q) {
-			break
-		}
-		p.swap(j, q)
-		j = q
-	}
 }

@@ -61,9 +61,9 @@ type Radix struct {
 	freeNodes []int32
 	nextID    uint64
 	clock     uint64
-	evictable int     // tokens in unlocked nodes
-	protected int     // tokens in locked nodes
-	heap      []int32 // unlocked leaves, ordered by (access, id)
+	evictable int    // tokens in unlocked nodes
+	protected int    // tokens in locked nodes
+	leaves    idHeap // unlocked leaves, ordered by (access, id)
 }
 
 type rnode struct {
@@ -74,14 +74,13 @@ type rnode struct {
 	lockRef  int32
 	access   uint64
 	id       uint64
-	heapIdx  int32 // position in the eviction heap, -1 if absent
 	live     bool
 }
 
 // NewRadix returns an empty tree.
 func NewRadix(pageSize int) *Radix {
 	r := &Radix{PageSize: pageSize}
-	r.nodes = append(r.nodes, rnode{parent: -1, heapIdx: -1, live: true, lockRef: 1})
+	r.nodes = append(r.nodes, rnode{parent: -1, live: true, lockRef: 1})
 	return r
 }
 
@@ -104,13 +103,13 @@ func (r *Radix) newNode(parent int32, keys []uint64, pages []int32, access uint6
 		r.nodes = append(r.nodes, rnode{})
 	}
 	r.nextID++
-	r.nodes[id] = rnode{parent: parent, keys: keys, pages: pages, access: access, id: r.nextID, heapIdx: -1, live: true}
+	r.nodes[id] = rnode{parent: parent, keys: keys, pages: pages, access: access, id: r.nextID, live: true}
 	p := &r.nodes[parent]
 	if p.children == nil {
 		p.children = make(map[uint64]int32)
 	}
 	if len(p.children) == 0 && parent != RadixRoot {
-		r.heapRemove(parent) // no longer a leaf
+		r.leaves.remove(parent) // no longer a leaf
 	}
 	p.children[keys[0]] = id
 	return id
@@ -187,7 +186,7 @@ func (r *Radix) split(c int32, k int) int32 {
 		id = int32(len(r.nodes))
 		r.nodes = append(r.nodes, rnode{})
 	}
-	r.nodes[id] = rnode{parent: parent, keys: nk, pages: np, lockRef: lock, access: access, id: r.nextID, heapIdx: -1, live: true,
+	r.nodes[id] = rnode{parent: parent, keys: nk, pages: np, lockRef: lock, access: access, id: r.nextID, live: true,
 		children: map[uint64]int32{r.nodes[c].keys[0]: c}}
 	r.nodes[c].parent = id
 	r.nodes[parent].children[nk[0]] = id
@@ -197,9 +196,7 @@ func (r *Radix) split(c int32, k int) int32 {
 func (r *Radix) touch(c int32, t uint64) {
 	n := &r.nodes[c]
 	n.access = t
-	if n.heapIdx >= 0 {
-		r.heapFix(int(n.heapIdx))
-	}
+	r.leaves.rekey(c, t)
 }
 
 // InsertFrom caches keys with their pages below node (whose path ends where
@@ -255,7 +252,7 @@ func (r *Radix) InsertFrom(node int32, keys []uint64, pages []int32, hold bool, 
 	np := append(make([]int32, 0, rest+spare), pages[dup:]...)
 	c := r.newNode(n, nk, np, t)
 	r.evictable += tokens
-	r.heapPush(c)
+	r.leaves.push(c, t, r.nodes[c].id)
 	return dup, c, displaced
 }
 
@@ -267,7 +264,7 @@ func (r *Radix) Lock(node int32) {
 			t := len(nd.keys) * r.PageSize
 			r.evictable -= t
 			r.protected += t
-			r.heapRemove(n)
+			r.leaves.remove(n)
 		}
 		nd.lockRef++
 	}
@@ -283,7 +280,7 @@ func (r *Radix) Unlock(node int32) {
 			r.evictable += t
 			r.protected -= t
 			if len(nd.children) == 0 {
-				r.heapPush(n)
+				r.leaves.push(n, nd.access, nd.id)
 			}
 		}
 	}
@@ -294,8 +291,8 @@ func (r *Radix) Unlock(node int32) {
 // only part of it is needed, and appends the freed pages to freed (callers
 // that publish KV events map them back to block hashes).
 func (r *Radix) Evict(pages int, freed []int32) []int32 {
-	for pages > 0 && len(r.heap) > 0 {
-		c := r.heap[0]
+	for pages > 0 && r.leaves.len() > 0 {
+		c := r.leaves.min()
 		nd := &r.nodes[c]
 		if len(nd.pages) > pages {
 			keep := len(nd.pages) - pages
@@ -307,13 +304,13 @@ func (r *Radix) Evict(pages int, freed []int32) []int32 {
 		freed = append(freed, nd.pages...)
 		pages -= len(nd.pages)
 		r.evictable -= len(nd.pages) * r.PageSize
-		r.heapRemove(c)
+		r.leaves.remove(c)
 		parent := nd.parent
 		delete(r.nodes[parent].children, nd.keys[0])
-		r.nodes[c] = rnode{heapIdx: -1}
+		r.nodes[c] = rnode{}
 		r.freeNodes = append(r.freeNodes, c)
 		if p := &r.nodes[parent]; parent != RadixRoot && len(p.children) == 0 && p.lockRef == 0 {
-			r.heapPush(parent)
+			r.leaves.push(parent, p.access, p.id)
 		}
 	}
 	return freed
@@ -336,83 +333,4 @@ func commonPrefix(a, b []uint64) int {
 		}
 	}
 	return n
-}
-
-// The eviction heap orders unlocked leaves by (last access, node id).
-
-func (r *Radix) less(i, j int) bool {
-	a, b := &r.nodes[r.heap[i]], &r.nodes[r.heap[j]]
-	if a.access != b.access {
-		return a.access < b.access
-	}
-	return a.id < b.id
-}
-
-func (r *Radix) swap(i, j int) {
-	r.heap[i], r.heap[j] = r.heap[j], r.heap[i]
-	r.nodes[r.heap[i]].heapIdx = int32(i)
-	r.nodes[r.heap[j]].heapIdx = int32(j)
-}
-
-func (r *Radix) heapPush(c int32) {
-	if r.nodes[c].heapIdx >= 0 {
-		return
-	}
-	r.heap = append(r.heap, c)
-	i := len(r.heap) - 1
-	r.nodes[c].heapIdx = int32(i)
-	r.up(i)
-}
-
-func (r *Radix) heapRemove(c int32) {
-	i := int(r.nodes[c].heapIdx)
-	if i < 0 {
-		return
-	}
-	last := len(r.heap) - 1
-	if i != last {
-		r.swap(i, last)
-	}
-	r.heap = r.heap[:last]
-	r.nodes[c].heapIdx = -1
-	if i != last {
-		r.heapFix(i)
-	}
-}
-
-func (r *Radix) heapFix(i int) {
-	if !r.down(i) {
-		r.up(i)
-	}
-}
-
-func (r *Radix) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !r.less(i, p) {
-			break
-		}
-		r.swap(i, p)
-		i = p
-	}
-}
-
-func (r *Radix) down(i0 int) bool {
-	i, n := i0, len(r.heap)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		j := l
-		if rr := l + 1; rr < n && r.less(rr, l) {
-			j = rr
-		}
-		if !r.less(j, i) {
-			break
-		}
-		r.swap(i, j)
-		i = j
-	}
-	return i > i0
 }
