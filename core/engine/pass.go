@@ -85,7 +85,9 @@ func (c *Core) Step(now timing.Time) *Pass {
 	c.fillFPM(p)
 	c.counters.add(p.Counters)
 	p.Metrics = c.Metrics()
-	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 {
+	// A pass that only preempted still changed the state: the next pass
+	// re-admits from the front of the queue, so the worker is not stuck.
+	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 || c.preempted {
 		p.Busy = true
 	}
 	c.free = append(c.free, c.dead...)

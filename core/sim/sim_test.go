@@ -338,3 +338,24 @@ func TestEngineCountersInReport(t *testing.T) {
 		t.Fatalf("vllm %+v sglang %+v mtp %+v", *v, *s, *m)
 	}
 }
+
+// A pool so small that a lone running request must preempt itself to grow:
+// the replay still finishes (every request completes or is rejected) instead
+// of stalling on a pass that only preempted.
+func TestTinyPoolSelfPreemption(t *testing.T) {
+	for _, g := range []string{"native", "kvbm"} {
+		cfg := "engine: {workers: {aggregated: {parallelism: {replicas: 2}, kv_cache: {g1_backend: " + g + ", capacity: {blocks: 600}}}}}"
+		rep, err := Predict(Inputs{Config: []byte(cfg), Trace: testTrace(t), TraceName: "c.jsonl", CapturePerRequest: true}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", g, err)
+		}
+		for _, r := range rep.Requests() {
+			if r.TerminalStatus == "unfinished" {
+				t.Fatalf("%s: request %d unfinished", g, r.UUID)
+			}
+		}
+		if rep.Summary["num_preemptions"] == 0 {
+			t.Fatalf("%s: expected preemptions in a 600-block pool", g)
+		}
+	}
+}
