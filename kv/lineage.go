@@ -1,5 +1,7 @@
 package kv
 
+import "github.com/dynosim/dynosim-web/internal/idmap"
+
 // BlockPool is the G1 block pool a Manager drives: the native pool (Pool) or
 // the KVBM-style lineage pool (LineagePool).
 type BlockPool interface {
@@ -57,7 +59,7 @@ type LineagePool struct {
 	free     []int32
 	reserved int
 	inactive int
-	byHash   map[uint64]int32
+	byHash   *idmap.Map
 	leaves   idHeap // evictable leaves by (tick, slot)
 	tick     uint64
 	onRemove func(uint64)
@@ -74,7 +76,7 @@ type lslot struct {
 
 // NewLineagePool returns a pool of capacity slots.
 func NewLineagePool(capacity int) *LineagePool {
-	p := &LineagePool{slots: make([]lslot, capacity), free: make([]int32, capacity), byHash: make(map[uint64]int32)}
+	p := &LineagePool{slots: make([]lslot, capacity), free: make([]int32, capacity), byHash: idmap.New(capacity)}
 	for i := range p.free {
 		p.free[i] = int32(capacity - 1 - i)
 	}
@@ -98,14 +100,13 @@ func (p *LineagePool) SetOnRemove(f func(uint64)) { p.onRemove = f }
 
 // Lookup implements BlockPool.
 func (p *LineagePool) Lookup(hash uint64) (int32, bool) {
-	c, ok := p.byHash[hash]
-	return c, ok
+	return p.byHash.Get(hash)
 }
 
 // MatchPrefix implements BlockPool.
 func (p *LineagePool) MatchPrefix(hashes []uint64) (overlap, active int) {
 	for _, h := range hashes {
-		c, ok := p.byHash[h]
+		c, ok := p.byHash.Get(h)
 		if !ok {
 			break
 		}
@@ -180,7 +181,7 @@ func (p *LineagePool) AllocatePrivate() int32 {
 
 // Register implements BlockPool.
 func (p *LineagePool) Register(c int32, hash uint64, parent int32) (int32, bool) {
-	if e, ok := p.byHash[hash]; ok {
+	if e, found := p.byHash.GetOrPut(hash, c); found {
 		// Collapse onto the resident block; the duplicate slot is freed.
 		p.slots[c].state = slotFree
 		p.free = append(p.free, c)
@@ -192,7 +193,6 @@ func (p *LineagePool) Register(c int32, hash uint64, parent int32) (int32, bool)
 	}
 	s := &p.slots[c]
 	s.state, s.hash, s.parent = slotCached, hash, parent
-	p.byHash[hash] = c
 	if parent >= 0 {
 		ps := &p.slots[parent]
 		ps.children++
@@ -236,7 +236,7 @@ func (p *LineagePool) evict(c int32) {
 	p.leaves.remove(c)
 	p.inactive--
 	s := &p.slots[c]
-	delete(p.byHash, s.hash)
+	p.byHash.Delete(s.hash)
 	if p.onRemove != nil {
 		p.onRemove(s.hash)
 	}

@@ -1,5 +1,7 @@
 package kv
 
+import "github.com/dynosim/dynosim-web/internal/idmap"
+
 // Pool is the native physical block pool (spec §4.3): capacity slots, each
 // free, private (owned by one request, not findable) or cached (findable by
 // sequence hash, with reference and pin counts). A cached copy nobody
@@ -17,7 +19,7 @@ type Pool struct {
 	head     int32   // LRU head (oldest inactive), -1 if empty
 	tail     int32
 	inactive int
-	primary  map[uint64]int32
+	primary  *idmap.Map // hash → first copy
 
 	// OnRemove, if set, is called with each hash whose last copy was
 	// evicted, in eviction order.
@@ -39,6 +41,7 @@ type slot struct {
 	nextCopy   int32 // next copy of the same hash
 	state      slotState
 	inLRU      bool
+	primary    bool // the copy Lookup finds
 }
 
 // NewPool returns a pool of capacity slots.
@@ -48,7 +51,7 @@ func NewPool(capacity int) *Pool {
 		free:    make([]int32, capacity),
 		head:    -1,
 		tail:    -1,
-		primary: make(map[uint64]int32, capacity),
+		primary: idmap.New(capacity),
 	}
 	for i := range p.free {
 		// Pop order: slot 0 first.
@@ -74,8 +77,7 @@ func (p *Pool) Inactive() int { return p.inactive }
 
 // Lookup returns the primary copy of hash.
 func (p *Pool) Lookup(hash uint64) (copy int32, ok bool) {
-	c, ok := p.primary[hash]
-	return c, ok
+	return p.primary.Get(hash)
 }
 
 // IsActive reports whether a copy is referenced or pinned.
@@ -88,7 +90,7 @@ func (p *Pool) IsActive(copy int32) bool {
 // blocks are resident and how many of those are active.
 func (p *Pool) MatchPrefix(hashes []uint64) (overlap, active int) {
 	for _, h := range hashes {
-		c, ok := p.primary[h]
+		c, ok := p.primary.Get(h)
 		if !ok {
 			break
 		}
@@ -164,9 +166,9 @@ func (p *Pool) CachePrivate(copy int32, hash uint64) (first bool) {
 	s.state = slotCached
 	s.hash = hash
 	s.nextCopy = -1
-	c, ok := p.primary[hash]
-	if !ok {
-		p.primary[hash] = copy
+	c, found := p.primary.GetOrPut(hash, copy)
+	if !found {
+		s.primary = true
 		return true
 	}
 	for p.slots[c].nextCopy >= 0 {
@@ -232,16 +234,17 @@ func (p *Pool) evict(c int32) {
 	p.unlink(c)
 	s := &p.slots[c]
 	h := s.hash
-	if first := p.primary[h]; first == c {
-		if s.nextCopy >= 0 {
-			p.primary[h] = s.nextCopy
-		} else {
-			delete(p.primary, h)
-			if p.OnRemove != nil {
-				p.OnRemove(h)
-			}
+	switch {
+	case s.primary && s.nextCopy >= 0:
+		p.primary.Put(h, s.nextCopy)
+		p.slots[s.nextCopy].primary = true
+	case s.primary:
+		p.primary.Delete(h)
+		if p.OnRemove != nil {
+			p.OnRemove(h)
 		}
-	} else {
+	default:
+		first, _ := p.primary.Get(h)
 		for q := first; q >= 0; q = p.slots[q].nextCopy {
 			if p.slots[q].nextCopy == c {
 				p.slots[q].nextCopy = s.nextCopy

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/dynosim/dynosim-web/internal/idmap"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -60,7 +61,7 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 		return nil, fmt.Errorf("traffic.source.block_size: must be ≥ 1, got %d", traceBlock)
 	}
 	w := &Workload{Name: name, TraceBlock: traceBlock, Timestamps: true}
-	intern := make(map[uint64]uint32)
+	intern := idmap.New(0)           // trace hash id → token id
 	sessions := make(map[string]int) // session id (raw JSON) → index in w.Sessions
 	last := make(map[int]float64)    // session index → previous timestamp
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -112,12 +113,8 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 			if !ok {
 				return nil, fail("hash_ids[%d]: must be an integer ≥ 0, got %s", i, h)
 			}
-			id, ok := intern[v]
-			if !ok {
-				id = uint32(len(intern))
-				intern[v] = id
-			}
-			blocks[i] = id
+			id, _ := intern.GetOrPut(v, int32(intern.Len()))
+			blocks[i] = uint32(id)
 		}
 		capacity := len(blocks) * traceBlock
 		inNum, err := number(first(r.InputLength, r.InputTokens))
@@ -219,7 +216,7 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 	if len(w.Sessions) == 0 {
 		return nil, fmt.Errorf("%s: empty trace", name)
 	}
-	w.ids = len(intern)
+	w.ids = intern.Len()
 	w.sortByStart()
 	return w, nil
 }
