@@ -6,6 +6,8 @@ package public
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"embed"
 	"io/fs"
 	"net/http"
@@ -45,9 +47,15 @@ func (s siteFS) Open(name string) (fs.File, error) {
 // clients that accept it (precompressed NAME.gz if the build left one, else
 // compressed once and cached); sample traces are already gzip files and are
 // sent as they are.
+//
+// Every file carries an ETag (a hash of its content) with "no-cache", so a
+// returning browser revalidates and gets 304 Not Modified. Beyond saving the
+// download, that lets Chromium reuse the optimised machine code it cached
+// for dynosim.wasm: without a validator the module is fetched and compiled
+// afresh on each visit, and the first replay runs on baseline code.
 func Handler() http.Handler {
 	files := http.FileServerFS(FS())
-	var cache sync.Map // name → []byte (gzip)
+	var cache sync.Map // name → *asset
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Cache-Control", "no-cache")
@@ -56,22 +64,61 @@ func Handler() http.Handler {
 		if name == "" {
 			name = "index.html"
 		}
-		if strings.HasSuffix(name, ".wasm") {
-			h.Set("Content-Type", "application/wasm")
+		a, ok := load(&cache, name)
+		if !ok { // a directory or a missing file
+			files.ServeHTTP(w, r)
+			return
 		}
-		if compressible(name) && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") && r.Method == http.MethodGet && r.Header.Get("Range") == "" {
-			if gz, ok := gzipped(&cache, name); ok {
+		body, tag := a.raw, a.tag
+		if compressible(name) {
+			h.Set("Content-Type", contentType(name)) // ServeContent would sniff the gzip bytes
+			h.Add("Vary", "Accept-Encoding")
+			if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") && r.Method == http.MethodGet && r.Header.Get("Range") == "" {
 				h.Set("Content-Encoding", "gzip")
-				h.Add("Vary", "Accept-Encoding")
-				if ct := contentType(name); ct != "" {
-					h.Set("Content-Type", ct)
-				}
-				http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(gz))
-				return
+				body, tag = a.gzipped(name), a.tag[:len(a.tag)-1]+`-gz"`
 			}
 		}
-		files.ServeHTTP(w, r)
+		h.Set("ETag", tag)
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(body))
 	})
+}
+
+// asset is one file of the site, read once.
+type asset struct {
+	raw  []byte
+	tag  string // strong ETag of raw
+	once sync.Once
+	gz   []byte
+}
+
+func load(cache *sync.Map, name string) (*asset, bool) {
+	if v, ok := cache.Load(name); ok {
+		return v.(*asset), true
+	}
+	raw, err := fs.ReadFile(FS(), name)
+	if err != nil {
+		return nil, false
+	}
+	sum := sha256.Sum256(raw)
+	v, _ := cache.LoadOrStore(name, &asset{raw: raw, tag: `"` + hex.EncodeToString(sum[:12]) + `"`})
+	return v.(*asset), true
+}
+
+// gzipped is the gzip form of the file: `make wasm` leaves NAME.gz (gzip -9)
+// beside each .wasm, used as is; anything else is compressed once.
+func (a *asset) gzipped(name string) []byte {
+	a.once.Do(func() {
+		if gz, err := fs.ReadFile(FS(), name+".gz"); err == nil {
+			a.gz = gz
+			return
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		zw.Write(a.raw)
+		zw.Close()
+		a.gz = buf.Bytes()
+	})
+	return a.gz
 }
 
 func compressible(name string) bool {
@@ -98,25 +145,4 @@ func contentType(name string) string {
 		return "image/svg+xml"
 	}
 	return "text/plain; charset=utf-8"
-}
-
-func gzipped(cache *sync.Map, name string) ([]byte, bool) {
-	if v, ok := cache.Load(name); ok {
-		return v.([]byte), true
-	}
-	// `make wasm` leaves NAME.gz (gzip -9) beside each .wasm: use it as is.
-	if gz, err := fs.ReadFile(FS(), name+".gz"); err == nil {
-		cache.Store(name, gz)
-		return gz, true
-	}
-	data, err := fs.ReadFile(FS(), name)
-	if err != nil {
-		return nil, false
-	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	zw.Write(data)
-	zw.Close()
-	cache.Store(name, buf.Bytes())
-	return buf.Bytes(), true
 }

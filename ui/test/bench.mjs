@@ -42,7 +42,7 @@ for (let i = 0; i < RUNS; i++) {
 const srv = await startServer();
 const browser = await launch();
 const page_ = [];
-let load, pageJSON = "";
+let load, revisit, pageJSON = "";
 try {
   const t0 = performance.now();
   const page = await openPage(browser.context, srv.url);
@@ -64,6 +64,20 @@ try {
     page_.push({ runMs: r.wallMs, simMs: r.simMs });
     console.log(`page run ${i + 1}: run ${fmt(r.wallMs)} (postMessage, read, simulate, JSON), simulator ${fmt(r.simMs)}`);
   }
+  // A returning visitor: the browser revalidates the site (ETags) and may
+  // reuse the machine code it cached for dynosim.wasm, so the first run
+  // need not start on baseline code.
+  await page.close();
+  const t1 = performance.now();
+  const again = await openPage(browser.context, srv.url);
+  revisit = { loadFromDriverMs: performance.now() - t1 };
+  const r = await again.evaluate(async (config) => {
+    const trace = await window.dynosim.sample("conversation");
+    const res = await window.dynosim.runRaw({ config, trace, traceName: "conversation_trace.jsonl" }, () => {});
+    return { wallMs: res.wallMs };
+  }, config);
+  revisit.firstRunMs = r.wallMs;
+  console.log(`revisit: page ready ${fmt(revisit.loadFromDriverMs)} seen from the driver, first run ${fmt(r.wallMs)}`);
 } finally {
   await browser.close();
   await srv.stop();
@@ -81,7 +95,7 @@ const out = {
   trace: path.basename(tracePath), requests: JSON.parse(nativeJSON).summary.num_requests, runs: RUNS,
   native_ms_median: nat, native_sim_ms_median: median(native.map((r) => r.simMs)),
   page_ms_median: pg, page_sim_ms_median: median(page_.map((r) => r.simMs)),
-  page_first_run_ms: page_[0].runMs,
+  page_first_run_ms: page_[0].runMs, revisit,
   ratio_page_over_native: pg / nat,
   ratio_sim_only: median(page_.map((r) => r.simMs)) / median(native.map((r) => r.simMs)),
   reports_identical: same, wasm, load, native, page: page_,
@@ -95,4 +109,5 @@ conversation trace (${out.requests} requests), 8 round-robin workers, median of 
   ratio page / native             ${out.ratio_page_over_native.toFixed(2)}×   (simulator alone ${out.ratio_sim_only.toFixed(2)}×; target ≤ 2×)
   reports identical (wall-clock fields aside): ${same}
   dynosim.wasm ${kb(wasm["dynosim.wasm"].raw)} raw, ${kb(wasm["dynosim.wasm"].gzip)} gzip (limit 2 MB); ui.wasm ${kb(wasm["ui.wasm"].raw)} raw, ${kb(wasm["ui.wasm"].gzip)} gzip
-  page load to interactive        ${fmt(load.interactiveMs)}`);
+  page load to interactive        ${fmt(load.interactiveMs)}
+  revisit (cached site)           first run ${fmt(revisit.firstRunMs)}, page ready ${fmt(revisit.loadFromDriverMs)}`);
