@@ -35,13 +35,15 @@
       this.worker.onmessage = (ev) => this.onMessage(ev.data);
       this.worker.onerror = (ev) => {
         const err = new Error("simulator worker failed: " + (ev.message || "unknown error"));
+        this.dead = true;
         this.readyReject(err);
         this.failAll(err);
       };
     }
     onMessage(m) {
       if (m.type === "ready") { this.readyResolve(); return; }
-      if (m.type === "fatal") { const e = new Error(m.error); this.readyReject(e); this.failAll(e); return; }
+      if (m.type === "fatal") { const e = new Error(m.error); this.dead = true; this.readyReject(e); this.failAll(e); return; }
+      if (m.type === "crashed") { this.dead = true; this.worker.terminate(); this.failAll(new Error(m.error)); return; }
       const p = this.pending.get(m.id);
       if (!p) return;
       if (m.type === "progress") { if (p.onProgress) p.onProgress(m); return; }
@@ -71,8 +73,9 @@
   const remoteRuns = new Set(); // AbortControllers of pending service runs
   let validator = null;  // separate worker so validation works during a run
   let queue = Promise.resolve();
-  const getRunner = () => (runner = runner || new SimWorker());
-  const getValidator = () => (validator = validator || new SimWorker());
+  // A worker whose Go program died (or never loaded) is replaced on next use.
+  const getRunner = () => (runner = runner && !runner.dead ? runner : new SimWorker());
+  const getValidator = () => (validator = validator && !validator.dead ? validator : new SimWorker());
 
   // toPayload turns a trace/profile argument into something the worker can
   // take without copying the bytes on this thread: strings and Blobs (Files)

@@ -2,7 +2,8 @@
 // page never freezes. Messages in: {id, type: "predict"|"validate", ...}.
 // Messages out: {type: "ready"}, {id, type: "progress", simTimeMs, done,
 // total, wallMs}, {id, type: "result", json, table, requests} or
-// {id, type: "error", error}. Cancel = the page terminates this worker.
+// {id, type: "error", error}, or {id, type: "crashed", error} when the Go
+// program died (this worker then closes). Cancel = the page terminates it.
 "use strict";
 importScripts("wasm_exec.js");
 
@@ -26,14 +27,27 @@ self.onmessage = async (ev) => {
     self.postMessage({ id: msg.id, type: "error", error: "could not load the simulator: " + (err && err.message || err) });
     return;
   }
-  let res;
-  if (msg.type === "validate") {
-    res = self.dynosimValidate(msg.config, msg.configName || "config.yaml");
-  } else {
-    const id = msg.id;
-    res = self.dynosimPredict(msg, (simTimeMs, done, total, wallMs) => {
-      self.postMessage({ id, type: "progress", simTimeMs, done, total, wallMs });
-    });
+  let res, failure = "";
+  try {
+    if (msg.type === "validate") {
+      res = self.dynosimValidate(msg.config, msg.configName || "config.yaml");
+    } else {
+      const id = msg.id;
+      res = self.dynosimPredict(msg, (simTimeMs, done, total, wallMs) => {
+        self.postMessage({ id, type: "progress", simTimeMs, done, total, wallMs });
+      });
+    }
+  } catch (err) {
+    failure = (err && err.message) || String(err);
+  }
+  if (!res) {
+    // The Go program exited under the call (a fatal runtime error such as
+    // running out of memory; the runtime printed it to the console) or can
+    // no longer be called. This instance is done: the page starts another.
+    self.postMessage({ id: msg.id, type: "crashed",
+      error: "the simulator stopped" + (failure ? " (" + failure + ")" : "") + "; it may have run out of memory (see the browser console). The next run starts a fresh one." });
+    self.close();
+    return;
   }
   if (res.error !== undefined) {
     self.postMessage({ id: msg.id, type: "error", error: res.error });

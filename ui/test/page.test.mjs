@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, readFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync, readFileSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -204,6 +204,39 @@ const npzCLI = (() => {
   writeFileSync(path.join(dir, "config.yaml"), twoWorkers);
   return cli(["predict", "-c", "config.yaml", "--trace", "small.jsonl", "--profile", "bad.npz", "--format", "json"]);
 })();
+test("an oversized trace and a crashed simulator show errors and the page keeps working", async () => {
+  const page = await openPage(browser.context, srv.url);
+  const run = page.locator('[data-testid="run"]');
+  const error = page.locator('[data-testid="error"]');
+
+  // Over the page's 512 MiB trace limit: refused by size, before any of it
+  // is read (a sparse file, so the test writes nothing).
+  const huge = path.join(dir, "huge.jsonl");
+  writeFileSync(huge, "");
+  truncateSync(huge, 513 << 20);
+  await page.locator('[data-testid="trace-input"]').setInputFiles(huge);
+  await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
+  await run.click();
+  await error.waitFor({ timeout: 30000 });
+  assert.equal(await error.innerText(), "huge.jsonl: 513.0 MiB is more than the page takes (512 MiB); replay it with the CLI (dynosim predict)");
+  await shot(page, "14-oversized-trace");
+
+  // The Go program dies under a call, as when wasm runs out of memory:
+  // the run fails with a clear error and the next run gets a fresh worker.
+  await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+  const sims = page.workers().filter((w) => w.url().endsWith("/sim-worker.js"));
+  assert.ok(sims.length > 0, "no simulator worker");
+  for (const w of sims) await w.evaluate(() => { self.dynosimPredict = () => { throw new Error("Go program has already exited"); }; });
+  await run.click();
+  await page.waitForFunction(() => /simulator stopped/.test(document.querySelector('[data-testid="error"]')?.textContent || ""), null, { timeout: 30000 });
+  assert.match(await error.innerText(), /^the simulator stopped \(Go program has already exited\); it may have run out of memory/);
+  await run.click();
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  assert.equal(await error.count(), 0);
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
+
 test("a wrong .npz profile shows the error and the page keeps working",
   { todo: npzCLI.status === 0 ? "the CLI accepts a wrong .npz too (profiles not wired in the core yet)" : false }, async () => {
     const cliErr = npzCLI.stderr.split("\n")[0].replace(/^dynosim: /, "");

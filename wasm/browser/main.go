@@ -46,19 +46,20 @@ func predict(this js.Value, args []js.Value) (result any) {
 		onProgress = args[1]
 	}
 	in := sim.Inputs{
-		Config:            bytesOf(req.Get("config")),
 		ConfigName:        stringOr(req.Get("configName"), "config.yaml"),
-		Trace:             bytesOf(req.Get("trace")),
-		TraceName:         stringOr(req.Get("traceName"), ""),
-		Profile:           bytesOf(req.Get("profile")),
-		ProfileName:       stringOr(req.Get("profileName"), ""),
+		TraceName:         stringOr(req.Get("traceName"), "trace.jsonl"),
+		ProfileName:       stringOr(req.Get("profileName"), "profile.npz"),
 		CapturePerRequest: req.Get("capturePerRequest").Truthy(),
 	}
-	if len(in.Trace) > 0 && in.TraceName == "" {
-		in.TraceName = "trace.jsonl"
+	var err error
+	if in.Config, err = bytesOf(req.Get("config"), in.ConfigName, maxConfig); err != nil {
+		return errResult(err.Error())
 	}
-	if len(in.Profile) > 0 && in.ProfileName == "" {
-		in.ProfileName = "profile.npz"
+	if in.Trace, err = bytesOf(req.Get("trace"), in.TraceName, maxTrace); err != nil {
+		return errResult(err.Error())
+	}
+	if in.Profile, err = bytesOf(req.Get("profile"), in.ProfileName, maxProfile); err != nil {
+		return errResult(err.Error())
 	}
 
 	start := time.Now()
@@ -99,15 +100,22 @@ func errResult(msg string) js.Value {
 const blobChunk = 4 << 20
 
 // bytesOf copies a Uint8Array, ArrayBuffer, string or Blob (File) into Go
-// memory once. A Blob is read in chunks with FileReaderSync, so a dropped
-// file goes from disk to Go memory without a whole copy on the JS heap.
-func bytesOf(v js.Value) []byte {
+// memory once, or fails if it is over limit bytes (what names it). A Blob is
+// read in chunks with FileReaderSync, so a dropped file goes from disk to Go
+// memory without a whole copy on the JS heap.
+func bytesOf(v js.Value, what string, limit int) ([]byte, error) {
 	switch v.Type() {
 	case js.TypeString:
-		return []byte(v.String())
+		// A JS string is at most 2^29 UTF-16 units in V8: safe to convert
+		// before checking.
+		b := []byte(v.String())
+		return b, checkSize(what, len(b), limit)
 	case js.TypeObject:
 		if blob := js.Global().Get("Blob"); blob.Truthy() && v.InstanceOf(blob) {
 			size := v.Get("size").Int()
+			if err := checkSize(what, size, limit); err != nil {
+				return nil, err
+			}
 			b := make([]byte, size)
 			reader := js.Global().Get("FileReaderSync").New()
 			u8 := js.Global().Get("Uint8Array")
@@ -116,17 +124,20 @@ func bytesOf(v js.Value) []byte {
 				buf := reader.Call("readAsArrayBuffer", v.Call("slice", off, end))
 				js.CopyBytesToGo(b[off:end], u8.New(buf))
 			}
-			return b
+			return b, nil
 		}
 		if v.InstanceOf(js.Global().Get("ArrayBuffer")) {
 			v = js.Global().Get("Uint8Array").New(v)
 		}
 		n := v.Get("length").Int()
+		if err := checkSize(what, n, limit); err != nil {
+			return nil, err
+		}
 		b := make([]byte, n)
 		js.CopyBytesToGo(b, v)
-		return b
+		return b, nil
 	}
-	return nil
+	return nil, nil
 }
 
 func stringOr(v js.Value, def string) string {

@@ -6,8 +6,7 @@ import "syscall/js"
 
 // validate(configText, configName) → {error} or {}. It checks the YAML with
 // the same parser and messages as the CLI so the editor can flag problems as
-// the user types. Until core exposes a config-only check it accepts
-// everything; run reports the real error.
+// the user types.
 func validate(this js.Value, args []js.Value) (result any) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -17,7 +16,12 @@ func validate(this js.Value, args []js.Value) (result any) {
 	if len(args) < 1 {
 		return errResult("dynosimValidate: missing config")
 	}
-	if err := checkConfig(bytesOf(args[0]), stringOr(argOr(args, 1), "config.yaml")); err != nil {
+	name := stringOr(argOr(args, 1), "config.yaml")
+	yaml, err := bytesOf(args[0], name, maxConfig)
+	if err == nil {
+		err = checkConfig(yaml, name)
+	}
+	if err != nil {
 		return errResult(err.Error())
 	}
 	return js.ValueOf(map[string]any{})
