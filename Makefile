@@ -52,7 +52,7 @@ pgo:
 bench: bin/dynosim
 	bin/dynosim predict --trace $(TRACES)/mooncake/conversation_trace.jsonl $(BENCH_SET) --format json --stats >/dev/null
 	bin/dynosim predict --trace $(TRACES)/azure/AzureLLMInferenceTrace_conv.csv $(BENCH_SET) --format json --stats >/dev/null
-	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/...
+	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/... ./internal/...
 
 clean:
 	rm -rf bin build/out build/worker public/dynosim.wasm public/ui.wasm public/*.wasm.gz public/wasm_exec.js public/uplot ui/0_components_gen.go test-artifacts
