@@ -63,8 +63,13 @@
       this.pending.clear();
     }
     terminate() {
+      this.dead = true;
       this.worker.terminate();
-      this.failAll(new Error("canceled"));
+      // A run still waiting for this worker to load must fail too, or it
+      // would wait forever.
+      const err = new Error("canceled");
+      this.readyReject(err);
+      this.failAll(err);
     }
   }
 
@@ -73,6 +78,7 @@
   const remoteRuns = new Set(); // AbortControllers of pending service runs
   let validator = null;  // separate worker so validation works during a run
   let queue = Promise.resolve();
+  let cancels = 0;       // cancel() calls so far
   // A worker whose Go program died (or never loaded) is replaced on next use.
   const getRunner = () => (runner = runner && !runner.dead ? runner : new SimWorker());
   const getValidator = () => (validator = validator && !validator.dead ? validator : new SimWorker());
@@ -102,7 +108,10 @@
       capturePerRequest: !!opts.capturePerRequest,
     };
     localActive++;
+    const gen = cancels;
     const job = queue.then(async () => {
+      // cancel() also drops the runs queued behind the current one.
+      if (gen !== cancels) throw new Error("canceled");
       const w = getRunner();
       const t0 = performance.now();
       await w.ready;
@@ -221,6 +230,7 @@
     remoteRuns.clear();
     // a service run alone leaves the (idle) local worker alone.
     if (remote && localActive === 0) return;
+    cancels++;
     if (runner) { runner.terminate(); runner = null; }
     // a fresh worker starts loading now so the next run does not wait.
     getRunner();

@@ -271,7 +271,7 @@ test("cancel stops a long run and the next run works", async () => {
   assert.ok(Date.now() - t0 < 1000, "main thread blocked");
   await shot(page, "08-running");
   await page.locator('[data-testid="cancel"]').click();
-  await page.waitForFunction(() => /Canceled/.test(document.body.innerText));
+  await page.waitForFunction(() => /Canceled/.test(document.body.innerText), null, { timeout: 30000 });
   const at = Number(await progress.getAttribute("aria-valuenow"));
   assert.ok(at < 100, "stopped before the end");
   assert.equal(await page.locator('[data-testid="summary"]').count(), 0);
@@ -279,15 +279,26 @@ test("cancel stops a long run and the next run works", async () => {
   assert.equal(await page.locator('[data-testid="run"]').isEnabled(), true);
   await shot(page, "09-canceled");
 
-  // the API: cancel rejects the pending run with "canceled"
-  const msg = await page.evaluate(async () => {
+  // the API: cancel rejects the pending run with "canceled", whether it is
+  // running, waiting for its worker to load, or queued behind another run
+  const msgs = await page.evaluate(async () => {
+    const settle = (p) => Promise.race([p.then(() => "resolved", (e) => e.message),
+      new Promise((r) => setTimeout(() => r("still pending after 30 s"), 30000))]);
     const trace = await window.dynosim.sample("conversation");
-    const p = window.dynosim.run({ config: "engine: {workers: {aggregated: {parallelism: {replicas: 1}}}}", trace, traceName: "c.jsonl" });
+    const config = "engine: {workers: {aggregated: {parallelism: {replicas: 1}}}}";
+    const running = window.dynosim.run({ config, trace, traceName: "c.jsonl" });
     await new Promise((r) => setTimeout(r, 500));
     window.dynosim.cancel();
-    try { await p; return "resolved"; } catch (e) { return e.message; }
+    // cancel() starts loading a fresh worker: a run now waits for it
+    const loading = window.dynosim.run({ config, trace, traceName: "c.jsonl" });
+    await new Promise((r) => setTimeout(r, 0));
+    window.dynosim.cancel();
+    const first = window.dynosim.run({ config, trace, traceName: "c.jsonl" });
+    const queued = window.dynosim.run({ config, trace, traceName: "c.jsonl" });
+    window.dynosim.cancel();
+    return Promise.all([running, loading, first, queued].map(settle));
   });
-  assert.equal(msg, "canceled");
+  assert.deepEqual(msgs, ["canceled", "canceled", "canceled", "canceled"]);
 
   // a fresh worker serves the next run
   await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
