@@ -59,8 +59,8 @@ func (m *Map) Get(key uint64) (int32, bool) {
 	}
 }
 
-// Put stores val under key, replacing any previous value. val must not be
-// negative.
+// Put stores val under key, replacing any previous value. val must be in
+// [0, MaxInt32).
 func (m *Map) Put(key uint64, val int32) {
 	if e, found := m.probe(key, val); found {
 		e.val = val + 1
@@ -68,8 +68,8 @@ func (m *Map) Put(key uint64, val int32) {
 }
 
 // GetOrPut returns the value stored under key, if any; otherwise it stores
-// val there. One probe where a Get and a Put would take two. val must not
-// be negative.
+// val there: one probe where a Get and a Put would take two. val must be in
+// [0, MaxInt32).
 func (m *Map) GetOrPut(key uint64, val int32) (old int32, found bool) {
 	e, found := m.probe(key, val)
 	return e.val - 1, found
@@ -110,9 +110,9 @@ func (m *Map) Delete(key uint64) {
 			break
 		}
 	}
-	// Backward-shift: move each later entry of the cluster into the hole
-	// when the hole lies on its probe path from home (cyclically within
-	// (home, j]), so every remaining key stays reachable.
+	// Backward shift: move each later entry of the cluster into the hole
+	// when the hole lies on its probe path (cyclically in [home, j)), so
+	// every remaining key stays reachable without tombstones.
 	for j := (i + 1) & mask; ; j = (j + 1) & mask {
 		e := m.slots[j]
 		if e.val == 0 {
