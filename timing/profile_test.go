@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -299,4 +300,69 @@ func TestConvertProfileDirErrors(t *testing.T) {
 	if _, err := ConvertProfileDir(read2, "p"); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("read error: %v", err)
 	}
+}
+
+func TestParseNPYHeader(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		want    npyDict
+		wantErr string
+	}{
+		{in: "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }   \n", want: npyDict{"<f8", false, []int{3}}},
+		{in: `{"shape": (2, 5), "fortran_order": True, "descr": ">i4"}`, want: npyDict{">i4", true, []int{2, 5}}},
+		{in: "{'descr': '<f4', 'fortran_order': False, 'shape': ()}", want: npyDict{"<f4", false, []int{}}},
+		{in: "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,)}", want: npyDict{"<f8", false, []int{1 << 40}}},
+		{in: "", wantErr: "want a dict"},
+		{in: "{'descr': '<f8', 'shape': (3,)}", wantErr: "want the keys"},
+		{in: "{'descr': '<f8', 'descr': '<f8', 'shape': (3,)}", wantErr: `key "descr" twice`},
+		{in: "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'x': 1}", wantErr: `unknown key "x"`},
+		{in: "{'descr': '<f8', 'fortran_order': Maybe, 'shape': (3,)}", wantErr: "fortran_order: want True or False"},
+		{in: "{'descr': '<f8', 'fortran_order': False, 'shape': (-3,)}", wantErr: "shape: want a tuple"},
+		{in: "{'descr': '<f8', 'fortran_order': False, 'shape': (3 4)}", wantErr: "shape: want a tuple"},
+		{in: "{'descr': '<f\\8', 'fortran_order': False, 'shape': (3,)}", wantErr: "descr: want a string"},
+		{in: "{'descr': '<f8' 'fortran_order': False, 'shape': (3,)}", wantErr: "want , or }"},
+		{in: "{'descr': '<f8', 'fortran_order': False, 'shape': (3,)} x", wantErr: "text after the dict"},
+		{in: "{'descr': '<f8', 'fortran_order': False, 'shape': (3,)", wantErr: "want , or }"},
+		{in: "{'descr': '<f8', 'fortran_order': False, 'shape': (3,),", wantErr: "want 'key': value"},
+	} {
+		got, err := parseNPYHeader(c.in)
+		if c.wantErr != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
+				t.Errorf("parseNPYHeader(%q) error %v, want %q", c.in, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.descr != c.want.descr || got.fortran != c.want.fortran || !slices.Equal(got.shape, c.want.shape) {
+			t.Errorf("parseNPYHeader(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
+		}
+	}
+}
+
+// FuzzNPY feeds one raw .npy entry (not a whole zip, so mutations reach the
+// header and data) through the archive reader: errors name the file and the
+// key, and nothing panics.
+func FuzzNPY(f *testing.F) {
+	f.Add(append(npyHeader("<f8", "(2,)"), make([]byte, 16)...))
+	f.Add(append(npyHeader(">i4", "(1, 2)"), make([]byte, 8)...))
+	f.Add(npyBytes([]int{2, 2}, []float64{1, 2, 3, 4}))
+	f.Fuzz(func(t *testing.T, npy []byte) {
+		a, err := openNPZ(zipOf(t, map[string][]byte{"prefill_isl.npy": npy}), "fuzz.npz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		arr, err := a.read("prefill_isl")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.npz: prefill_isl: ") {
+				t.Fatalf("error does not name the file and key: %v", err)
+			}
+			return
+		}
+		n := 1
+		for _, d := range arr.shape {
+			n *= d
+		}
+		if n != len(arr.data) {
+			t.Fatalf("shape %v with %d values", arr.shape, len(arr.data))
+		}
+	})
 }
