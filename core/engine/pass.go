@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"slices"
 
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -329,13 +330,7 @@ func (c *Core) emit() timing.Time {
 				Cached: c.firstSignal(s), HandoffMs: h.delayMs(s.promptLen)})
 			c.finish(s)
 		}
-		keep := c.running[:0]
-		for _, s := range c.running {
-			if !s.done {
-				keep = append(keep, s)
-			}
-		}
-		c.running = keep
+		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
 		return 0
 	}
 	p.FPM.DecodeRequests = n
@@ -381,13 +376,7 @@ func (c *Core) emit() timing.Time {
 		}
 	}
 	if anyDone {
-		keep := c.running[:0]
-		for _, s := range c.running {
-			if !s.done {
-				keep = append(keep, s)
-			}
-		}
-		c.running = keep
+		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
 	}
 	return d
 }

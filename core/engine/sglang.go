@@ -718,13 +718,7 @@ func (c *SGLangCore) decode() timing.Time {
 	c.pool.Free(c.reserve...)
 	c.reserve = c.reserve[:0]
 	if anyDone {
-		keep := c.running[:0]
-		for _, r := range c.running {
-			if !r.done {
-				keep = append(keep, r)
-			}
-		}
-		c.running = keep
+		c.running = slices.DeleteFunc(c.running, func(r *sgReq) bool { return r.done })
 	}
 	return d
 }
