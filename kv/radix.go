@@ -135,6 +135,23 @@ func (r *Radix) Peek(keys []uint64) int {
 	return matched
 }
 
+// descend takes one edge down from n along keys: it returns the child whose
+// edge starts with keys[0] and how many keys that edge matches (0: no such
+// child), splitting a partly matched edge so the child ends at the match,
+// and touches the child at time t.
+func (r *Radix) descend(n int32, keys []uint64, t uint64) (int32, int) {
+	c, ok := r.nodes[n].children[keys[0]]
+	if !ok {
+		return 0, 0
+	}
+	k := commonPrefix(r.nodes[c].keys, keys)
+	if k < len(r.nodes[c].keys) {
+		c = r.split(c, k)
+	}
+	r.touch(c, t)
+	return c, k
+}
+
 // MatchFrom walks keys down from node, whose path must end exactly where
 // keys start, appends the cached pages to dst and returns them with the
 // deepest matched node. A partially matched edge is split so the returned
@@ -144,15 +161,10 @@ func (r *Radix) MatchFrom(node int32, keys []uint64, dst []int32) ([]int32, int3
 	t := r.clock
 	n, matched := node, 0
 	for matched < len(keys) {
-		c, ok := r.nodes[n].children[keys[matched]]
-		if !ok {
+		c, k := r.descend(n, keys[matched:], t)
+		if k == 0 {
 			break
 		}
-		k := commonPrefix(r.nodes[c].keys, keys[matched:])
-		if k < len(r.nodes[c].keys) {
-			c = r.split(c, k)
-		}
-		r.touch(c, t)
 		dst = append(dst, r.nodes[c].pages...)
 		matched += k
 		n = c
@@ -214,15 +226,10 @@ func (r *Radix) InsertFrom(node int32, keys []uint64, pages []int32, hold bool, 
 	t := r.clock
 	n := node
 	for dup < len(keys) {
-		c, ok := r.nodes[n].children[keys[dup]]
-		if !ok {
+		c, k := r.descend(n, keys[dup:], t)
+		if k == 0 {
 			break
 		}
-		k := commonPrefix(r.nodes[c].keys, keys[dup:])
-		if k < len(r.nodes[c].keys) {
-			c = r.split(c, k)
-		}
-		r.touch(c, t)
 		for i, pg := range r.nodes[c].pages {
 			if pages[dup+i] != pg {
 				displaced = append(displaced, pages[dup+i])
