@@ -8,7 +8,7 @@ export PATH := $(dir $(GO)):$(PATH)
 
 all: cli
 
-bin/dynosim: $(shell find . -name '*.go' -not -path './node_modules/*') $(wildcard cmd/dynosim/*.yaml cmd/dynosim/*.jsonl) cmd/dynosim/default.pgo go.mod
+bin/dynosim: $(shell find . -name '*.go' -not -path './node_modules/*') $(wildcard cmd/dynosim/*.jsonl internal/defaultconfig/*.yaml) cmd/dynosim/default.pgo go.mod
 	$(GO) build -o bin/dynosim ./cmd/dynosim
 
 cli: bin/dynosim

@@ -1,35 +1,30 @@
 package main
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/dynosim/dynosim-web/internal/defaultconfig"
+)
 
 // Preset is a named starting config for the YAML editor.
 type Preset struct {
 	Name, Label, YAML string
 }
 
-// defaultYAML is the editor's starting config: 8 round-robin vLLM workers
-// on the sample trace (the page passes the trace bytes, which replace
-// traffic.source.paths).
-const defaultYAML = `# DynoSim config (the same YAML as dynosim predict -c). The trace you drop or
-# pick below replaces traffic.source.paths.
-traffic:
-  source: {type: trace, format: mooncake, paths: [conversation_trace.jsonl], block_size: 512}
-  load: {type: trace_timestamps, speedup: 1.0}
-engine:
-  mode: aggregated
-  backend: vllm
-  model: llama-3.1-8b
-  hardware: h100_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 8, tensor: 1, attention_data: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256, preemption: lifo, chunked_prefill: true}
-      kv_cache: {block_size: 64, prefix_caching: true, g1_backend: native, capacity: {type: fixed, blocks: 16384}}
-      timing: {type: polynomial, speedup: 1.0, decode_speedup: 1.0}
-router: {policy: round_robin}
-evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}
-execution: {seed: 42}
-`
+// defaultYAML is the editor's starting config: the CLI's default (8
+// round-robin vLLM workers) under a header for the page, naming the sample
+// trace (the page passes the trace bytes, which replace traffic.source.paths).
+var defaultYAML = "# DynoSim config (the same YAML as dynosim predict -c). The trace you drop or\n" +
+	"# pick below replaces traffic.source.paths.\n" +
+	strings.Replace(strings.TrimLeft(withoutComments(defaultconfig.YAML), "\n"), "paths: [sample.jsonl]", "paths: [conversation_trace.jsonl]", 1)
+
+// withoutComments drops the leading comment lines of a YAML text.
+func withoutComments(y string) string {
+	for strings.HasPrefix(y, "#") {
+		_, y, _ = strings.Cut(y, "\n")
+	}
+	return y
+}
 
 // Presets are offered beside the editor. The first is the default.
 var Presets = []Preset{

@@ -17,10 +17,8 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/report"
 	"github.com/dynosim/dynosim-web/core/sim"
+	"github.com/dynosim/dynosim-web/internal/defaultconfig"
 )
-
-//go:embed default.yaml
-var defaultConfig []byte
 
 //go:embed sample.jsonl
 var sampleTrace []byte
@@ -109,7 +107,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 
 	in := sim.Inputs{Sets: sets, CapturePerRequest: *capture}
 	if *cfgPath == "" {
-		in.Config, in.ConfigName = defaultConfig, "default.yaml"
+		in.Config, in.ConfigName = []byte(defaultconfig.YAML), "default.yaml"
 		in.ReadFile = func(p string) ([]byte, error) {
 			if p == "sample.jsonl" {
 				return sampleTrace, nil

@@ -18,7 +18,7 @@ if (!tracePath) {
   tracePath = path.join(dir, "conversation_trace.jsonl");
   writeFileSync(tracePath, gunzipSync(readFileSync(path.join(repo, "public/traces/conversation_trace.jsonl.gz"))));
 }
-const config = readFileSync(path.join(repo, "cmd/dynosim/default.yaml"), "utf8"); // 8 round-robin vLLM workers
+const config = readFileSync(path.join(repo, "internal/defaultconfig/default.yaml"), "utf8"); // 8 round-robin vLLM workers
 if (!/replicas: 8/.test(config) || !/policy: round_robin/.test(config)) throw new Error("default.yaml is no longer 8 round-robin workers");
 writeFileSync(path.join(dir, "config.yaml"), config);
 

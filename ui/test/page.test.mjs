@@ -17,7 +17,7 @@ const smallTrace = synthetic.split("\n").slice(0, 300).join("\n") + "\n";
 writeFileSync(path.join(dir, "small.jsonl"), smallTrace);
 writeFileSync(path.join(dir, "garbage.jsonl"), "this is not a trace\n\x00\x01\x02");
 writeFileSync(path.join(dir, "bad.npz"), Buffer.from("PK\x03\x04 definitely not a numpy archive"));
-const defaultYAML = readFileSync(path.join(repo, "cmd/dynosim/default.yaml"), "utf8");
+const defaultYAML = readFileSync(path.join(repo, "internal/defaultconfig/default.yaml"), "utf8");
 const twoWorkers = defaultYAML.replace("replicas: 8", "replicas: 2");
 
 // cli runs the native CLI in dir and returns {status, stdout, stderr}.

@@ -22,7 +22,7 @@ const synthetic = gunzipSync(readFileSync(path.join(repo, "public/traces/synthet
 const smallTrace = synthetic.split("\n").slice(0, 300).join("\n") + "\n";
 writeFileSync(path.join(dir, "small.jsonl"), smallTrace);
 writeFileSync(path.join(dir, "garbage.jsonl"), "this is not a trace\n\x00\x01\x02");
-const defaultYAML = readFileSync(path.join(repo, "cmd/dynosim/default.yaml"), "utf8");
+const defaultYAML = readFileSync(path.join(repo, "internal/defaultconfig/default.yaml"), "utf8");
 const twoWorkers = defaultYAML.replace("replicas: 8", "replicas: 2");
 writeFileSync(path.join(dir, "config.yaml"), twoWorkers);
 

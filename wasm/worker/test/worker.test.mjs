@@ -32,25 +32,9 @@ const WRANGLER = path.join(root, 'node_modules/.bin/wrangler');
 const MAX_BODY = 1 << 20; // the test instance's body cap (the default is 32 MiB)
 const WALL_CLOCK = ['wall_time_ms', 'processed_tokens_per_s', 'processed_output_tokens_per_s'];
 
-// The config every test runs: the CLI's embedded default minus its trace path.
-const CONFIG = `traffic:
-  source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}  # the upload / --trace replaces paths
-  load: {type: trace_timestamps, speedup: 1.0}
-engine:
-  mode: aggregated
-  backend: vllm
-  model: llama-3.1-8b
-  hardware: h100_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 8, tensor: 1, attention_data: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256, preemption: lifo, chunked_prefill: true}
-      kv_cache: {block_size: 64, prefix_caching: true, g1_backend: native, capacity: {type: fixed, blocks: 16384}}
-      timing: {type: polynomial, speedup: 1.0, decode_speedup: 1.0}
-router: {policy: round_robin}
-evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}
-execution: {seed: 42}
-`;
+// The config every test runs: the CLI's embedded default (the upload / --trace
+// replaces its trace path).
+const CONFIG = readFileSync(path.join(root, 'internal/defaultconfig/default.yaml'), 'utf8');
 
 const traceLines = readFileSync(path.join(testdata, 'conversation_1000.jsonl'), 'utf8').split('\n').filter(Boolean);
 const slice = (n, from = 0) => traceLines.slice(from, from + n).join('\n') + '\n';
