@@ -41,7 +41,7 @@ type slot struct {
 	nextCopy   int32 // next copy of the same hash
 	state      slotState
 	inLRU      bool
-	primary    bool // the copy Lookup finds
+	primary    bool // the copy Lookup finds (kept so eviction needs no lookup to know)
 }
 
 // NewPool returns a pool of capacity slots.
