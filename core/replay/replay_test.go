@@ -8,6 +8,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/router"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -34,42 +35,9 @@ func trace(t *testing.T, text string, block int) *workload.Workload {
 	return w
 }
 
-// H3: round robin over 4 workers.
-func TestH3RoundRobin(t *testing.T) {
-	r := NewRoundRobin(4, 1)
-	var got []int
-	for range 5 {
-		w, _ := r.Route(0)
-		got = append(got, w)
-	}
-	if !slices.Equal(got, []int{0, 1, 2, 3, 0}) {
-		t.Fatalf("dispatch %v", got)
-	}
-	r = NewRoundRobin(2, 3)
-	var ranks []int
-	for range 6 {
-		_, k := r.Route(0)
-		ranks = append(ranks, k)
-	}
-	if !slices.Equal(ranks, []int{0, 0, 1, 1, 2, 2}) {
-		t.Fatalf("ranks %v", ranks)
-	}
-}
-
-func TestRandomRouterIsSeeded(t *testing.T) {
-	pick := func(seed uint64) []int {
-		r := NewRandom(4, 1, seed)
-		var out []int
-		for range 32 {
-			w, _ := r.Route(0)
-			out = append(out, w)
-		}
-		return out
-	}
-	a, b, c := pick(1), pick(1), pick(2)
-	if !slices.Equal(a, b) || slices.Equal(a, c) {
-		t.Fatalf("seeded picks %v %v %v", a, b, c)
-	}
+// agg is one aggregated pool of ws behind round robin, one GPU each.
+func agg(ws []*engine.Worker) []Pool {
+	return []Pool{{Name: "aggregated", Workers: ws, Router: router.NewRoundRobin(), GPUs: 1}}
 }
 
 // H4: two round-robin workers, staggered arrivals.
@@ -79,7 +47,7 @@ func TestH4TwoWorkers(t *testing.T) {
 {"timestamp":100,"input_length":16,"output_length":2,"hash_ids":[3,4,5,6]}
 {"timestamp":101,"input_length":8,"output_length":2,"hash_ids":[7,8]}
 {"timestamp":101,"input_length":8,"output_length":2,"hash_ids":[9,10]}`, 4)
-	rep, err := Run(wl, workers(t, 2, cfg), NewRoundRobin(2, 1), Options{Capture: true, GPUs: 1})
+	rep, err := Run(wl, agg(workers(t, 2, cfg)), Options{Capture: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +76,7 @@ func TestH7TRTLLMRejects(t *testing.T) {
 		ChunkedPrefill: true, PrefixCaching: true, Model: timing.Polynomial{}, Scale: timing.Scale{Speedup: 1000, DecodeSpeedup: 1}}
 	wl := trace(t, `{"timestamp":0,"input_length":20,"output_length":8,"hash_ids":[1,2,3,4,5]}
 {"timestamp":0,"input_length":4,"output_length":4,"hash_ids":[1]}`, 4)
-	rep, err := Run(wl, workers(t, 1, cfg), NewRoundRobin(1, 1), Options{Load: Load{Kind: Concurrency, Concurrency: 1}, GPUs: 1})
+	rep, err := Run(wl, agg(workers(t, 1, cfg)), Options{Load: Load{Kind: Concurrency, Concurrency: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,14 +94,14 @@ func TestH8MaxTime(t *testing.T) {
 	for i := range 5 {
 		text += fmt.Sprintf(`{"timestamp":%d,"input_length":8,"output_length":2,"hash_ids":[1,2]}`+"\n", 1000*i)
 	}
-	capped, err := Run(trace(t, text, 4), workers(t, 1, cfg), NewRoundRobin(1, 1), Options{MaxTime: timing.FromMs(2500), GPUs: 1})
+	capped, err := Run(trace(t, text, 4), agg(workers(t, 1, cfg)), Options{MaxTime: timing.FromMs(2500)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := capped.Summary; s["num_requests"] >= 5 || s["duration_ms"] > 2500 {
 		t.Fatalf("capped %v requests, %v ms", s["num_requests"], s["duration_ms"])
 	}
-	full, err := Run(trace(t, text, 4), workers(t, 1, cfg), NewRoundRobin(1, 1), Options{GPUs: 1})
+	full, err := Run(trace(t, text, 4), agg(workers(t, 1, cfg)), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +118,7 @@ func TestSessionsAndConcurrency(t *testing.T) {
 {"session_id":"a","delay":10,"input_length":8,"output_length":2,"hash_ids":[1,2]}
 {"session_id":"b","timestamp":0,"input_length":12,"output_length":2,"hash_ids":[20,21,22]}`
 	for _, load := range []Load{{Kind: TraceTimestamps}, {Kind: Concurrency, Concurrency: 1}} {
-		rep, err := Run(trace(t, text, 4), workers(t, 1, cfg), NewRoundRobin(1, 1), Options{Load: load, Capture: true, GPUs: 1})
+		rep, err := Run(trace(t, text, 4), agg(workers(t, 1, cfg)), Options{Load: load, Capture: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +152,7 @@ func TestPoissonAndConstantArrivals(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := engine.Config{BlockSize: 4, NumBlocks: 4096, MaxBatchedTokens: 8192, MaxSeqs: 256, ChunkedPrefill: true, Model: timing.Polynomial{}}
-	rep, err := Run(wl, workers(t, 4, cfg), NewRoundRobin(4, 1), Options{Load: Load{Kind: ConstantRate, RatePerSec: 10}, Capture: true, GPUs: 1})
+	rep, err := Run(wl, agg(workers(t, 4, cfg)), Options{Load: Load{Kind: ConstantRate, RatePerSec: 10}, Capture: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +163,7 @@ func TestPoissonAndConstantArrivals(t *testing.T) {
 		}
 	}
 	wl, _ = workload.Synthetic(2000, 16, 1)
-	rep, err = Run(wl, workers(t, 4, cfg), NewRoundRobin(4, 1), Options{Load: Load{Kind: Poisson, RatePerSec: 10}, Capture: true, GPUs: 1, Seed: 42})
+	rep, err = Run(wl, agg(workers(t, 4, cfg)), Options{Load: Load{Kind: Poisson, RatePerSec: 10}, Capture: true, Seed: 42})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +184,7 @@ func TestPoissonAndConstantArrivals(t *testing.T) {
 func TestMaxPasses(t *testing.T) {
 	wl, _ := workload.Synthetic(50, 16, 100)
 	cfg := engine.Config{BlockSize: 4, NumBlocks: 4096, MaxBatchedTokens: 8192, MaxSeqs: 256, ChunkedPrefill: true, Model: timing.Polynomial{}}
-	_, err := Run(wl, workers(t, 1, cfg), NewRoundRobin(1, 1), Options{Load: Load{Kind: Concurrency, Concurrency: 1}, MaxPasses: 10, GPUs: 1})
+	_, err := Run(wl, agg(workers(t, 1, cfg)), Options{Load: Load{Kind: Concurrency, Concurrency: 1}, MaxPasses: 10})
 	if err == nil {
 		t.Fatal("no error past the pass limit")
 	}

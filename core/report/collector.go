@@ -25,14 +25,15 @@ type record struct {
 	tokens                    int32
 	input, requested          int32
 	reused, firstReused       int32
-	worker                    int32
+	worker, rank              int32 // -1 until placed
 	status                    Status
 	admitted                  bool
 	gaps                      []timing.Time // ITL gaps until the request ends
 }
 
 // Collector records the lifecycle of every request of a replay (spec §8.8).
-// Request ids are dense: 1..n.
+// It only observes: the loop mints request ids, dense from 1, and reports
+// each step of a request's life.
 type Collector struct {
 	recs     []record
 	itl      sketch
@@ -57,10 +58,18 @@ func NewCollector(n, workers int, capture bool) *Collector {
 	}
 }
 
-// Arrive registers a request and returns its id.
-func (c *Collector) Arrive(t timing.Time, input, requested, worker int) uint64 {
-	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: int32(worker)})
-	return uint64(len(c.recs))
+// Arrive registers request id, the next one: ids are dense from 1.
+func (c *Collector) Arrive(id uint64, t timing.Time, input, requested int) {
+	if id != uint64(len(c.recs))+1 {
+		panic("report: request ids must be dense and in arrival order")
+	}
+	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1})
+}
+
+// Route records where request id was placed.
+func (c *Collector) Route(id uint64, worker, rank int) {
+	r := &c.recs[id-1]
+	r.worker, r.rank = int32(worker), int32(rank)
 }
 
 // Admit records an admission with its prefix-cache reuse.

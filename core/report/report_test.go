@@ -10,12 +10,20 @@ import (
 
 func ms(x float64) timing.Time { return timing.FromMs(x) }
 
+// arrive registers the next request, placed on worker 0 rank 0.
+func arrive(c *Collector, t timing.Time, input, requested int) uint64 {
+	id := uint64(len(c.recs) + 1)
+	c.Arrive(id, t, input, requested)
+	c.Route(id, 0, 0)
+	return id
+}
+
 func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(b), 1e-12) }
 
 // H2: the collector example of spec §8.8.
 func TestH2ITLAndPerUserThroughput(t *testing.T) {
 	c := NewCollector(1, 1, false)
-	id := c.Arrive(0, 10, 4, 0)
+	id := arrive(c, 0, 10, 4)
 	c.Admit(id, 0, 0)
 	for _, x := range []float64{10, 11, 12, 110} {
 		c.Token(id, ms(x))
@@ -50,7 +58,7 @@ func TestH2ITLAndPerUserThroughput(t *testing.T) {
 // H2: zero-output request, worker-seconds and GPU-hours.
 func TestH2ZeroOutputAndGPUHours(t *testing.T) {
 	c := NewCollector(1, 1, false)
-	id := c.Arrive(0, 32, 0, 0)
+	id := arrive(c, 0, 32, 0)
 	c.Admit(id, ms(5), 8)
 	c.Terminal(id, ms(25), false)
 	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 4, ClockEnd: ms(25)}).Summary
@@ -71,7 +79,7 @@ func TestH2Goodput(t *testing.T) {
 	run := func(sla SLA, tokens ...[]float64) map[string]float64 {
 		c := NewCollector(len(tokens), 1, false)
 		for _, ts := range tokens {
-			id := c.Arrive(0, 1, len(ts), 0)
+			id := arrive(c, 0, 1, len(ts))
 			c.Admit(id, 0, 0)
 			for _, x := range ts {
 				c.Token(id, ms(x))
@@ -129,7 +137,7 @@ func TestSketchAccuracy(t *testing.T) {
 
 func TestSummaryKeysAndTable(t *testing.T) {
 	c := NewCollector(1, 1, true)
-	id := c.Arrive(0, 10, 2, 0)
+	id := arrive(c, 0, 10, 2)
 	c.Admit(id, 0, 0)
 	c.Token(id, ms(1))
 	c.Token(id, ms(2))

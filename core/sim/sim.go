@@ -14,6 +14,7 @@ import (
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/replay"
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/router"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -103,10 +104,11 @@ func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
 			return nil, fmt.Errorf("%s: engine.workers.aggregated: %w", name, err)
 		}
 	}
-	var router replay.Router = replay.NewRoundRobin(len(workers), role.Parallelism.AttentionData)
+	var policy router.Policy = router.NewRoundRobin()
 	if cfg.Router.Policy == "random" {
-		router = replay.NewRandom(len(workers), role.Parallelism.AttentionData, cfg.Execution.Seed)
+		policy = router.NewRandom(cfg.Execution.Seed)
 	}
+	pools := []replay.Pool{{Name: "aggregated", Workers: workers, Router: policy, GPUs: role.GPUs()}}
 	opt := replay.Options{
 		Load:        loadOf(&cfg),
 		MaxRequests: cfg.Traffic.Stop.Requests,
@@ -115,7 +117,6 @@ func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
 		Seed:        cfg.Traffic.Load.Seed,
 		Capture:     in.CapturePerRequest,
 		SLA:         report.SLA(cfg.Evaluation.SLA),
-		GPUs:        role.GPUs(),
 	}
 	opt.Progress = func(ms float64, done, total int) bool {
 		// Yield now and then on wasm. There is one thread and no
@@ -129,7 +130,7 @@ func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
 		}
 		return progress == nil || progress(Progress{SimTimeMs: ms, Done: done, Total: total})
 	}
-	return replay.Run(wl, workers, router, opt)
+	return replay.Run(wl, pools, opt)
 }
 
 func loadWorkload(cfg *config.Config, in Inputs) (*workload.Workload, error) {

@@ -1,0 +1,93 @@
+package replay
+
+import (
+	"math/rand/v2"
+
+	"github.com/dynosim/dynosim-web/core/workload"
+	"github.com/dynosim/dynosim-web/internal/detmath"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// LoadKind selects how sessions start.
+type LoadKind uint8
+
+const (
+	TraceTimestamps LoadKind = iota // sessions start at their (scaled) trace times
+	Concurrency                     // closed loop: at most N sessions in flight
+	Poisson                         // exponential gaps at a rate
+	ConstantRate                    // fixed gaps
+)
+
+// Load configures arrivals.
+type Load struct {
+	Kind        LoadKind
+	Concurrency int
+	RatePerSec  float64 // Poisson, ConstantRate (0: burst)
+}
+
+// arrivals is the arrival source of first turns: it decides when each
+// session starts. Follow-up turns are Arrival events in the loop's queue,
+// ready at the previous turn's terminal time plus the turn's delay (spec
+// §8.4), whatever the load.
+type arrivals struct {
+	load     Load
+	sessions []workload.Session
+	rng      *rand.Rand
+	next     int         // next session to start
+	nextAt   timing.Time // its start (rate and trace modes)
+	inflight int         // sessions started and not finished
+}
+
+func newArrivals(wl *workload.Workload, load Load, seed uint64) *arrivals {
+	a := &arrivals{load: load, sessions: wl.Sessions, rng: rand.New(rand.NewPCG(seed, 0x776f726b6c6f6164))} // "workload"
+	a.nextAt = a.startAfter(0)
+	return a
+}
+
+// startAfter is the start time of session a.next, the previous one having
+// started at prev. Poisson gaps draw from the seeded stream, one per
+// session, in start order.
+func (a *arrivals) startAfter(prev timing.Time) timing.Time {
+	if a.next >= len(a.sessions) {
+		return 0
+	}
+	switch a.load.Kind {
+	case TraceTimestamps:
+		return a.sessions[a.next].Start
+	case Poisson, ConstantRate:
+		if a.next == 0 || a.load.RatePerSec <= 0 {
+			return prev
+		}
+		mean := 1000 / a.load.RatePerSec
+		gap := mean
+		if a.load.Kind == Poisson {
+			gap = float64(-mean * detmath.Log(1-a.rng.Float64())) // u in (0,1]
+		}
+		return prev + timing.FromMs(gap)
+	}
+	return prev
+}
+
+// peek returns when the next session may start, if one may: in
+// concurrency mode, now if a slot is free.
+func (a *arrivals) peek(now timing.Time) (timing.Time, bool) {
+	if a.next >= len(a.sessions) {
+		return 0, false
+	}
+	if a.load.Kind == Concurrency {
+		return now, a.inflight < a.load.Concurrency
+	}
+	return a.nextAt, true
+}
+
+// start takes the next session, which peek said may start at at.
+func (a *arrivals) start(at timing.Time) int {
+	s := a.next
+	a.next++
+	a.inflight++
+	a.nextAt = a.startAfter(at)
+	return s
+}
+
+// finished frees a session's slot (its last turn ended).
+func (a *arrivals) finished() { a.inflight-- }

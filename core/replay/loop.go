@@ -1,0 +1,405 @@
+// Package replay is the cluster's event loop: arrival sources release a
+// workload's requests, a router policy places them on the workers of named
+// pools, engine workers step as passes ordered on a typed event queue, and
+// observers (the report collector, progress) watch without changing state.
+// The loop owns the virtual clock and mints request ids; RunUntil steps it
+// to a given time, so an offline run and a wall-clock driver step the same
+// code. Pass results, KV events included, become visible at the pass end.
+// docs/architecture.md describes the contracts.
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/router"
+	"github.com/dynosim/dynosim-web/core/workload"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// Pool is a named set of workers behind one placement policy.
+type Pool struct {
+	Name    string // aggregated | prefill | decode
+	Workers []*engine.Worker
+	Router  router.Policy
+	GPUs    int // per worker
+}
+
+// Options configure one replay.
+type Options struct {
+	Load        Load
+	MaxRequests int         // stop releasing after this many (0: all)
+	MaxTime     timing.Time // soft cap on the virtual clock (0: none)
+	MaxPasses   int         // error past this many engine passes (0: none)
+	Seed        uint64      // arrival stream (Poisson gaps)
+	Progress    func(simMs float64, done, total int) bool
+	Capture     bool
+	SLA         report.SLA
+}
+
+// ErrCanceled is returned when Progress asks to stop.
+var ErrCanceled = errors.New("canceled")
+
+// ErrTooLarge is returned when a run passes Options.MaxPasses.
+var ErrTooLarge = errors.New("run too large")
+
+// Run replays wl on pools to the end and returns the report.
+func Run(wl *workload.Workload, pools []Pool, opt Options) (*report.Report, error) {
+	l, err := New(wl, pools, opt)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := l.RunUntil(math.MaxInt64); err != nil {
+		return nil, err
+	}
+	return l.Report()
+}
+
+// wstate is the loop's state of one worker.
+type wstate struct {
+	pool     int
+	index    int  // within its pool
+	busy     bool // a pass is in flight
+	stalled  bool // its last pass did nothing: wait for new work
+	held     int  // requests submitted and not yet terminal
+	inflight *engine.Pass
+	stats    report.WorkerStats
+}
+
+// reqInfo is what the loop keeps of a released request, by id − 1.
+type reqInfo struct {
+	session, turn int32
+}
+
+// held is a request the router did not place yet.
+type held struct {
+	id uint64
+	at timing.Time
+}
+
+// Loop is the cluster event loop of one replay.
+type Loop struct {
+	wl    *workload.Workload
+	pools []poolState
+	opt   Options
+
+	now      timing.Time
+	q        queue
+	arr      *arrivals
+	ws       []wstate // every worker of every pool, pool by pool
+	col      *report.Collector
+	reqs     []reqInfo
+	waiting  []held // requests the router holds, in arrival order
+	released int
+	passes   int
+	steps    int
+	total    int
+	prompt   []uint32
+	rreq     router.Request
+	done     bool
+}
+
+// poolState is a pool with its workers' offset in Loop.ws; it is the
+// router's read-only View of the pool.
+type poolState struct {
+	Pool
+	l     *Loop
+	first int
+}
+
+func (p *poolState) Workers() int    { return len(p.Pool.Workers) }
+func (p *poolState) Ranks(w int) int { return len(p.Pool.Workers[w].Ranks) }
+func (p *poolState) Load(w int) router.Load {
+	m := p.Pool.Workers[w].Metrics()
+	return router.Load{Running: m.Running, Waiting: m.Waiting, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
+}
+
+// New returns a loop at virtual time 0. Requests enter the first pool.
+func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
+	if len(pools) == 0 || len(pools[0].Workers) == 0 {
+		return nil, fmt.Errorf("replay: no workers")
+	}
+	l := &Loop{wl: wl, opt: opt, arr: newArrivals(wl, opt.Load, opt.Seed)}
+	l.total = wl.Requests()
+	if opt.MaxRequests > 0 {
+		l.total = min(l.total, opt.MaxRequests)
+	}
+	for i, p := range pools {
+		l.pools = append(l.pools, poolState{Pool: p, l: l, first: len(l.ws)})
+		for w := range p.Workers {
+			l.ws = append(l.ws, wstate{pool: i, index: w})
+		}
+	}
+	for i := range l.pools {
+		for w := range l.pools[i].Pool.Workers {
+			l.pools[i].Router.Added(w)
+		}
+	}
+	l.col = report.NewCollector(l.total, len(l.ws), opt.Capture)
+	l.reqs = make([]reqInfo, 0, l.total)
+	return l, nil
+}
+
+// Now is the virtual clock.
+func (l *Loop) Now() timing.Time { return l.now }
+
+// RunUntil applies every event due at or before limit and returns whether
+// the run is over (nothing left to do, or past Options.MaxTime). It may be
+// called again with a later limit; the clock never passes limit.
+func (l *Loop) RunUntil(limit timing.Time) (done bool, err error) {
+	for !l.done {
+		if err := l.settle(); err != nil {
+			return false, err
+		}
+		if l.opt.Progress != nil && l.steps%256 == 0 && !l.opt.Progress(l.now.Ms(), l.col.Done(), l.total) {
+			return false, ErrCanceled
+		}
+		l.steps++
+		next, ok := l.next()
+		if !ok || l.opt.MaxTime > 0 && next > l.opt.MaxTime {
+			l.done = true
+			break
+		}
+		if next > limit {
+			return false, nil
+		}
+		l.now = next
+	}
+	return true, nil
+}
+
+// next is the time of the next event or first-turn arrival.
+func (l *Loop) next() (timing.Time, bool) {
+	t, ok := timing.Time(0), false
+	if l.q.len() > 0 {
+		t, ok = l.q.top().at, true
+	}
+	if l.releasable() {
+		if s, sok := l.arr.peek(l.now); sok && (!ok || s < t) {
+			t, ok = s, true
+		}
+	}
+	return t, ok
+}
+
+func (l *Loop) releasable() bool { return l.opt.MaxRequests == 0 || l.released < l.opt.MaxRequests }
+
+// Report builds the report of a finished run. A run that ended with
+// requests no pass can ever schedule is an error.
+func (l *Loop) Report() (*report.Report, error) {
+	if l.opt.MaxTime == 0 {
+		for i := range l.ws {
+			if w := l.worker(i); !w.Empty() {
+				m := w.Metrics()
+				return nil, fmt.Errorf("replay: worker %d cannot make progress with %d requests left (a request that can never be scheduled)", i, m.Running+m.Waiting)
+			}
+		}
+	}
+	stats := make([]report.WorkerStats, len(l.ws))
+	gpus := 0
+	for i := range l.ws {
+		stats[i] = l.ws[i].stats
+		stats[i].Worker = i
+		m := l.worker(i).Metrics()
+		stats[i].Preemptions = m.Preemptions
+		stats[i].TotalBlocks = m.TotalBlocks
+		stats[i].Retractions = m.Retractions
+		stats[i].CacheHitTokens, stats[i].CacheTokens = m.CacheHitTokens, m.CacheTotalTokens
+		stats[i].AcceptedTokens, stats[i].DecodeForwards = m.AcceptedTokens, m.DecodeForwards
+		gpus = max(gpus, l.pools[l.ws[i].pool].GPUs)
+	}
+	return report.Build(l.col, report.RunInfo{
+		Workers: stats, GPUsPerWorker: gpus, ClockEnd: l.now, SLA: l.opt.SLA,
+	}), nil
+}
+
+func (l *Loop) worker(i int) *engine.Worker {
+	st := &l.ws[i]
+	return l.pools[st.pool].Pool.Workers[st.index]
+}
+
+// settle applies everything due at l.now until nothing changes, in the
+// order of Kind: due pass ends, then held and arriving requests, then new
+// passes on idle workers (a pass that ends at once is applied at once).
+func (l *Loop) settle() error {
+	for {
+		changed := false
+		for l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind < Arrival {
+			e := l.q.pop()
+			if e.kind != PassEnd {
+				return fmt.Errorf("replay: event kind %d has no handler", e.kind)
+			}
+			l.apply(int(e.worker))
+			changed = true
+		}
+		if len(l.waiting) > 0 {
+			n, err := l.placeHeld()
+			if err != nil {
+				return err
+			}
+			changed = changed || n > 0
+		}
+		for {
+			ok, err := l.releaseDue()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			changed = true
+		}
+		for i := range l.ws {
+			st := &l.ws[i]
+			if st.busy || st.stalled || st.held == 0 {
+				continue
+			}
+			if l.opt.MaxPasses > 0 && l.passes >= l.opt.MaxPasses {
+				return fmt.Errorf("%w: more than %d engine passes (use the CLI or the page for large runs)", ErrTooLarge, l.opt.MaxPasses)
+			}
+			l.passes++
+			p := l.worker(i).Step(l.now)
+			if m := p.Metrics; m.TotalBlocks > 0 {
+				// The load right after the pass's scheduling decisions.
+				l.col.Series.Sample(i, l.now, m.Running, m.Waiting, float64(m.ActiveBlocks)/float64(m.TotalBlocks))
+			}
+			st.stats.Passes++
+			st.stats.BusyMs += (p.End - p.Start).Ms()
+			st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
+			st.inflight = p
+			st.busy = true
+			if p.End == l.now {
+				if !p.Busy {
+					st.stalled = true // nothing can change until new work arrives
+				}
+				l.apply(i)
+				changed = changed || p.Busy
+				continue
+			}
+			l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i)})
+		}
+		if !changed {
+			return nil
+		}
+	}
+}
+
+// apply makes worker i's finished pass visible: KV events to its router,
+// then its signals in order.
+func (l *Loop) apply(i int) {
+	st := &l.ws[i]
+	p := st.inflight
+	st.busy, st.inflight = false, nil
+	pool := &l.pools[st.pool]
+	if len(p.Events) > 0 {
+		pool.Router.Observe(st.index, p.Events)
+	}
+	for _, a := range p.Admissions {
+		l.col.Admit(a.ID, p.Start, a.Reused)
+	}
+	for _, s := range p.Signals {
+		if s.HasToken {
+			l.col.Token(s.ID, p.End)
+			st.stats.OutputTokens++
+		}
+		if s.Completed {
+			st.held--
+			l.col.Terminal(s.ID, l.now, s.Rejected)
+			pool.Router.Finished(s.ID)
+			l.finished(s.ID)
+		}
+	}
+}
+
+// finished readies the session's next turn, or frees its slot.
+func (l *Loop) finished(id uint64) {
+	ri := l.reqs[id-1]
+	s := &l.wl.Sessions[ri.session]
+	if next := int(ri.turn) + 1; next < len(s.Turns) {
+		if l.releasable() {
+			l.q.push(event{at: l.now + s.Turns[next].Delay, kind: Arrival, session: ri.session, turn: int32(next)})
+		}
+		return
+	}
+	l.arr.finished()
+}
+
+// releaseDue releases the next request due at l.now, if any: a follow-up
+// turn before a session starting at the same time.
+func (l *Loop) releaseDue() (bool, error) {
+	if !l.releasable() {
+		return false, nil
+	}
+	follow := l.q.len() > 0 && l.q.top().kind == Arrival && l.q.top().at <= l.now
+	start, ok := l.arr.peek(l.now)
+	ok = ok && start <= l.now
+	var si, ti int
+	var at timing.Time
+	switch {
+	case follow && (!ok || l.q.top().at <= start):
+		e := l.q.pop()
+		si, ti, at = int(e.session), int(e.turn), e.at
+	case ok:
+		si, at = l.arr.start(start), start
+	default:
+		return false, nil
+	}
+	l.released++
+	id := uint64(l.released)
+	t := &l.wl.Sessions[si].Turns[ti]
+	l.reqs = append(l.reqs, reqInfo{session: int32(si), turn: int32(ti)})
+	l.col.Arrive(id, at, t.Input, t.Output)
+	if !l.releasable() {
+		l.q.drop(Arrival) // the cap is reached: no follow-up will be released
+	}
+	placed, err := l.place(id, at)
+	if !placed && err == nil {
+		l.waiting = append(l.waiting, held{id, at})
+	}
+	return true, err
+}
+
+// placeHeld offers held requests to the router again, oldest first, and
+// stops at the first it still holds.
+func (l *Loop) placeHeld() (n int, err error) {
+	for n < len(l.waiting) {
+		ok, err := l.place(l.waiting[n].id, l.waiting[n].at)
+		if err != nil {
+			return n, err
+		}
+		if !ok {
+			break
+		}
+		n++
+	}
+	l.waiting = l.waiting[:copy(l.waiting, l.waiting[n:])]
+	return n, nil
+}
+
+// place asks the first pool's router where request id runs and submits it
+// there; false means the router holds it.
+func (l *Loop) place(id uint64, at timing.Time) (bool, error) {
+	ri := l.reqs[id-1]
+	t := &l.wl.Sessions[ri.session].Turns[ri.turn]
+	l.prompt = l.wl.Prompt(l.prompt[:0], t)
+	pool := &l.pools[0]
+	l.rreq = router.Request{ID: id, Arrival: at, Prompt: l.prompt, Output: t.Output}
+	pl, ok := pool.Router.Place(&l.rreq, pool)
+	if !ok {
+		return false, nil
+	}
+	w := pool.first + pl.Worker
+	l.col.Route(id, w, pl.Rank)
+	err := pool.Pool.Workers[pl.Worker].Ranks[pl.Rank].Submit(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: t.Output, Planned: t.Planned})
+	if err != nil {
+		return false, fmt.Errorf("replay: %s worker %d: %w", pool.Name, pl.Worker, err)
+	}
+	st := &l.ws[w]
+	st.stalled = false
+	st.held++
+	st.stats.Requests++
+	return true, nil
+}

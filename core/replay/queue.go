@@ -1,0 +1,125 @@
+package replay
+
+import "github.com/dynosim/dynosim-web/timing"
+
+// Kind is the type of an event. Kinds are listed in the order the loop
+// applies them within one timestamp (spec §8.5, §13.2 item 9): completions,
+// then workers becoming ready, then arrivals and routing; idle workers start
+// their passes after that, then drained workers leave, then the planner
+// ticks. The queue orders by (time, kind, sequence), so that order holds
+// whatever order events were pushed in, and ties within a kind never
+// depend on anything but insertion order.
+type Kind uint8
+
+const (
+	// PassEnd: a worker's pass completes; its outputs and KV events become
+	// visible.
+	PassEnd Kind = iota
+	// TransferDone: a KV transfer between pools completes (P/D handoff).
+	TransferDone
+	// WorkerReady: a started worker finished loading and may take requests.
+	WorkerReady
+	// Arrival: a follow-up turn of a session becomes ready (first turns
+	// come from the arrival source, which may depend on the loop's state).
+	Arrival
+	// WorkerDraining: a worker stops taking requests and finishes its own.
+	WorkerDraining
+	// WorkerRemoved: a drained worker leaves its pool.
+	WorkerRemoved
+	// PlannerTick: the planner observes the cluster and may scale it.
+	PlannerTick
+)
+
+// event is one timed entry of the loop's queue.
+type event struct {
+	at            timing.Time
+	seq           uint64
+	kind          Kind
+	worker        int32 // PassEnd: global worker index
+	session, turn int32 // Arrival
+}
+
+// queue is a binary min-heap of events ordered by (at, kind, seq).
+// Concrete (no closures, no interfaces) so the hot loop stays cheap, in
+// wasm especially.
+type queue struct {
+	h   []event
+	seq uint64
+}
+
+func (q *queue) less(i, j int) bool {
+	a, b := &q.h[i], &q.h[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.kind != b.kind {
+		return a.kind < b.kind
+	}
+	return a.seq < b.seq
+}
+
+func (q *queue) len() int { return len(q.h) }
+
+// top is the next event; the queue must not be empty.
+func (q *queue) top() *event { return &q.h[0] }
+
+// push adds e, stamping it with the next sequence number.
+func (q *queue) push(e event) {
+	q.seq++
+	e.seq = q.seq
+	q.h = append(q.h, e)
+	q.up(len(q.h) - 1)
+}
+
+func (q *queue) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.h[i], q.h[p] = q.h[p], q.h[i]
+		i = p
+	}
+}
+
+func (q *queue) pop() event {
+	x := q.h[0]
+	n := len(q.h) - 1
+	q.h[0] = q.h[n]
+	q.h = q.h[:n]
+	q.down(0)
+	return x
+}
+
+func (q *queue) down(i int) {
+	n := len(q.h)
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		q.h[i], q.h[m] = q.h[m], q.h[i]
+		i = m
+	}
+}
+
+// drop removes every event of kind k (O(n); used once, when the request
+// cap is reached and no further arrival may be released).
+func (q *queue) drop(k Kind) {
+	kept := q.h[:0]
+	for _, e := range q.h {
+		if e.kind != k {
+			kept = append(kept, e)
+		}
+	}
+	q.h = kept
+	for i := len(q.h)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}

@@ -1,0 +1,113 @@
+// Package router places requests on workers. A Policy sees a read-only View
+// of one worker pool, chooses a worker and a data-parallel rank (or holds the
+// request until capacity frees), observes the KV events workers publish at
+// their pass ends, and hears of workers joining and leaving. Policies are
+// deterministic: any randomness comes from a stream seeded by the config.
+package router
+
+import (
+	"math/rand/v2"
+
+	"github.com/dynosim/dynosim-web/kv"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// Request is what a policy knows of a request when it places it.
+type Request struct {
+	ID      uint64
+	Arrival timing.Time
+	Prompt  []uint32 // prompt tokens; valid during Place only
+	Output  int      // requested output tokens
+}
+
+// Load is a worker's state as the router may see it.
+type Load struct {
+	Running, Waiting int // requests, summed over ranks
+	ActiveBlocks     int
+	TotalBlocks      int
+}
+
+// View is a read-only view of the workers of one pool, indexed 0..Workers()-1.
+type View interface {
+	Workers() int
+	Ranks(worker int) int
+	Load(worker int) Load
+}
+
+// Placement names a worker and one of its data-parallel ranks.
+type Placement struct{ Worker, Rank int }
+
+// Policy is a placement policy.
+type Policy interface {
+	// Place chooses where r runs. ok false holds r in the driver's queue,
+	// in arrival order, until a pass ends or a worker joins; then it is
+	// offered again.
+	Place(r *Request, v View) (p Placement, ok bool)
+	// Observe receives the KV events a worker published in a pass, when
+	// the pass ends: a decision made at an earlier or the same time never
+	// sees blocks stored by a pass still running.
+	Observe(worker int, events []kv.Event)
+	// Finished tells that request id reached a terminal state.
+	Finished(id uint64)
+	// Added and Removed tell that a worker joined (ready to serve) or left
+	// the pool. The driver adds every initial worker before the first
+	// request.
+	Added(worker int)
+	Removed(worker int)
+}
+
+// RoundRobin cycles over workers; each worker cycles over its ranks
+// independently (spec §8.6).
+type RoundRobin struct {
+	cursor int
+	next   []int // per worker: next rank
+}
+
+// NewRoundRobin returns a round-robin policy.
+func NewRoundRobin() *RoundRobin { return &RoundRobin{} }
+
+// Place implements Policy.
+func (r *RoundRobin) Place(_ *Request, v View) (Placement, bool) {
+	w := r.cursor % v.Workers()
+	r.cursor = w + 1
+	return Placement{w, r.rank(w, v)}, true
+}
+
+func (r *RoundRobin) rank(w int, v View) int {
+	if w >= len(r.next) {
+		r.next = append(r.next, make([]int, w+1-len(r.next))...)
+	}
+	k := r.next[w] % v.Ranks(w)
+	r.next[w] = k + 1
+	return k
+}
+
+// Observe implements Policy: round robin ignores KV state.
+func (*RoundRobin) Observe(int, []kv.Event) {}
+
+// Finished implements Policy.
+func (*RoundRobin) Finished(uint64) {}
+
+// Added implements Policy.
+func (*RoundRobin) Added(int) {}
+
+// Removed implements Policy.
+func (*RoundRobin) Removed(int) {}
+
+// Random picks a worker uniformly from a seeded stream; ranks rotate as in
+// round robin.
+type Random struct {
+	RoundRobin
+	rng *rand.Rand
+}
+
+// NewRandom returns a random policy seeded by seed.
+func NewRandom(seed uint64) *Random {
+	return &Random{rng: rand.New(rand.NewPCG(seed, 0x726f75746572))} // "router"
+}
+
+// Place implements Policy.
+func (r *Random) Place(_ *Request, v View) (Placement, bool) {
+	w := r.rng.IntN(v.Workers())
+	return Placement{w, r.rank(w, v)}, true
+}
