@@ -30,8 +30,11 @@ lint: $(STATICCHECK) ui/0_components_gen.go
 	$(STATICCHECK) $$($(GO) list ./... | grep -v -e '/ui$$' -e '/wasm/browser$$')
 	GOOS=js GOARCH=wasm $(STATICCHECK) ./wasm/... ./ui/... ./public/...
 
+# Every Go test, then the concurrent prepared runs again under the race
+# detector (one prepared input, sixteen goroutines).
 test-go:
 	$(GO) test -count=1 ./...
+	$(GO) test -race -count=1 -run 'Prepared' ./core/sim
 
 # The public traces live in ../shared/traces beside the repository.
 TRACES ?= ../shared/traces

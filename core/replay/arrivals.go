@@ -23,6 +23,15 @@ type Load struct {
 	Kind        LoadKind
 	Concurrency int
 	RatePerSec  float64 // Poisson, ConstantRate (0: burst)
+	Speedup     float64 // TraceTimestamps: divides start times and turn delays (0 or 1: none)
+}
+
+// scale applies the speedup to a trace time or a turn delay.
+func (l *Load) scale(t timing.Time) timing.Time {
+	if l.Speedup == 0 || l.Kind == Concurrency {
+		return t
+	}
+	return workload.Scale(t, l.Speedup)
 }
 
 // arrivals is the arrival source of first turns: it decides when each
@@ -53,7 +62,7 @@ func (a *arrivals) startAfter(prev timing.Time) timing.Time {
 	}
 	switch a.load.Kind {
 	case TraceTimestamps:
-		return a.sessions[a.next].Start
+		return a.load.scale(a.sessions[a.next].Start)
 	case Poisson, ConstantRate:
 		if a.next == 0 || a.load.RatePerSec <= 0 {
 			return prev

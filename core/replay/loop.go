@@ -320,7 +320,7 @@ func (l *Loop) finished(id uint64) {
 	s := &l.wl.Sessions[ri.session]
 	if next := int(ri.turn) + 1; next < len(s.Turns) {
 		if l.releasable() {
-			l.q.push(event{at: l.now + s.Turns[next].Delay, kind: Arrival, session: ri.session, turn: int32(next)})
+			l.q.push(event{at: l.now + l.opt.Load.scale(s.Turns[next].Delay), kind: Arrival, session: ri.session, turn: int32(next)})
 		}
 		return
 	}

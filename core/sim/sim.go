@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/config"
@@ -66,56 +67,115 @@ var ErrTooLarge = replay.ErrTooLarge
 // Predict runs one prediction. progress may be nil; when it returns false the
 // run stops with ErrCanceled.
 func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
-	name := in.ConfigName
-	if name == "" {
-		name = "config"
-	}
-	cfg, err := config.Parse(name, in.Config, in.Sets)
+	p, err := Prepare(in)
 	if err != nil {
 		return nil, err
 	}
-	if in.Trace != nil {
+	return p.Run(nil, progress)
+}
+
+// Prepared is a parsed config with its workload loaded: read-only, so one
+// value serves many runs (a recommend trial each) from many goroutines.
+type Prepared struct {
+	in   Inputs
+	name string
+	cfg  config.Config
+	wl   *workload.Workload
+	key  string // the traffic source wl was loaded for
+}
+
+// Prepare parses and loads in once.
+func Prepare(in Inputs) (*Prepared, error) {
+	p := &Prepared{in: in, name: in.ConfigName}
+	if p.name == "" {
+		p.name = "config"
+	}
+	var err error
+	if p.cfg, err = p.parse(nil); err != nil {
+		return nil, err
+	}
+	if p.wl, err = loadWorkload(&p.cfg, in); err != nil {
+		return nil, err
+	}
+	p.key = sourceKey(&p.cfg)
+	// Resolve the engine once so its errors (an unknown GPU, a bad
+	// profile) surface here, not in every run.
+	ec, err := engineConfig(&p.cfg, &p.cfg.Engine.Workers.Aggregated, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := ec.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: engine.workers.aggregated: %w", p.name, err)
+	}
+	return p, nil
+}
+
+// Config is the parsed config (no overrides).
+func (p *Prepared) Config() config.Config { return p.cfg }
+
+func (p *Prepared) parse(overrides []string) (config.Config, error) {
+	sets := p.in.Sets
+	if len(overrides) > 0 {
+		sets = append(slices.Clip(sets), overrides...)
+	}
+	cfg, err := config.Parse(p.name, p.in.Config, sets)
+	if err != nil {
+		return cfg, err
+	}
+	if p.in.Trace != nil {
 		cfg.Traffic.Source.Type = "trace"
 		if cfg.Traffic.Load.Type == "poisson" || cfg.Traffic.Load.Type == "constant_rate" {
 			cfg.Traffic.Load.Type = ""
 		}
 	}
-	wl, err := loadWorkload(&cfg, in)
-	if err != nil {
-		return nil, err
+	return cfg, nil
+}
+
+// sourceKey identifies the workload a config loads.
+func sourceKey(cfg *config.Config) string {
+	n := 0
+	if cfg.Traffic.Source.Type == "synthetic" {
+		n = cfg.Traffic.Stop.Requests
+	}
+	return fmt.Sprintf("%#v %d", cfg.Traffic.Source, n)
+}
+
+// Run runs one prediction with overrides (PATH=VALUE, applied after the
+// inputs' own) on fresh engines. It is safe to call from many goroutines.
+func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (*report.Report, error) {
+	cfg, wl := p.cfg, p.wl
+	if len(overrides) > 0 {
+		var err error
+		if cfg, err = p.parse(overrides); err != nil {
+			return nil, err
+		}
+		if sourceKey(&cfg) != p.key {
+			if wl, err = loadWorkload(&cfg, p.in); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.Traffic.Source.Type == "synthetic" && cfg.Traffic.Stop.Requests == 0 {
+		cfg.Traffic.Stop.Requests = wl.Requests()
 	}
 	total := wl.Requests()
 	if cfg.Traffic.Stop.Requests > 0 {
 		total = min(total, cfg.Traffic.Stop.Requests)
 	}
-	if in.Limits.MaxRequests > 0 && total > in.Limits.MaxRequests {
-		return nil, fmt.Errorf("%w: %d requests, this service runs at most %d (use the CLI or the page for large runs)", ErrTooLarge, total, in.Limits.MaxRequests)
+	if p.in.Limits.MaxRequests > 0 && total > p.in.Limits.MaxRequests {
+		return nil, fmt.Errorf("%w: %d requests, this service runs at most %d (use the CLI or the page for large runs)", ErrTooLarge, total, p.in.Limits.MaxRequests)
 	}
-	role := &cfg.Engine.Workers.Aggregated
-	ecfg, err := engineConfig(&cfg, role, in)
+	pools, err := p.pools(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	workers := make([]*engine.Worker, role.Parallelism.Replicas)
-	for i := range workers {
-		wc := ecfg
-		wc.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(i)*1024
-		if workers[i], err = engine.NewWorker(wc, role.Parallelism.AttentionData); err != nil {
-			return nil, fmt.Errorf("%s: engine.workers.aggregated: %w", name, err)
-		}
-	}
-	var policy router.Policy = router.NewRoundRobin()
-	if cfg.Router.Policy == "random" {
-		policy = router.NewRandom(cfg.Execution.Seed)
-	}
-	pools := []replay.Pool{{Name: "aggregated", Workers: workers, Router: policy, GPUs: role.GPUs()}}
 	opt := replay.Options{
 		Load:        loadOf(&cfg),
 		MaxRequests: cfg.Traffic.Stop.Requests,
 		MaxTime:     timing.FromMs(cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000),
-		MaxPasses:   in.Limits.MaxPasses,
+		MaxPasses:   p.in.Limits.MaxPasses,
 		Seed:        cfg.Traffic.Load.Seed,
-		Capture:     in.CapturePerRequest,
+		Capture:     p.in.CapturePerRequest,
 		SLA:         report.SLA(cfg.Evaluation.SLA),
 	}
 	opt.Progress = func(ms float64, done, total int) bool {
@@ -133,13 +193,34 @@ func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
 	return replay.Run(wl, pools, opt)
 }
 
+// pools builds fresh workers and routers for cfg.
+func (p *Prepared) pools(cfg *config.Config) ([]replay.Pool, error) {
+	role := &cfg.Engine.Workers.Aggregated
+	ecfg, err := engineConfig(cfg, role, p.in)
+	if err != nil {
+		return nil, err
+	}
+	workers := make([]*engine.Worker, role.Parallelism.Replicas)
+	for i := range workers {
+		wc := ecfg
+		wc.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(i)*1024
+		if workers[i], err = engine.NewWorker(wc, role.Parallelism.AttentionData); err != nil {
+			return nil, fmt.Errorf("%s: engine.workers.aggregated: %w", p.name, err)
+		}
+	}
+	var policy router.Policy = router.NewRoundRobin()
+	if cfg.Router.Policy == "random" {
+		policy = router.NewRandom(cfg.Execution.Seed)
+	}
+	return []replay.Pool{{Name: "aggregated", Workers: workers, Router: policy, GPUs: role.GPUs()}}, nil
+}
+
 func loadWorkload(cfg *config.Config, in Inputs) (*workload.Workload, error) {
 	src := &cfg.Traffic.Source
 	if src.Type == "synthetic" {
 		n := cfg.Traffic.Stop.Requests
 		if n == 0 {
 			n = 100
-			cfg.Traffic.Stop.Requests = n
 		}
 		return workload.Synthetic(n, src.InputTokens, src.OutputTokens)
 	}
@@ -194,15 +275,16 @@ func loadWorkload(cfg *config.Config, in Inputs) (*workload.Workload, error) {
 			return nil, err
 		}
 	}
-	if cfg.Traffic.Load.Type != "concurrency" {
-		if err := wl.Speedup(cfg.Traffic.Load.Speedup); err != nil {
-			return nil, err
-		}
-	}
 	return wl, nil
 }
 
 func loadOf(cfg *config.Config) replay.Load {
+	ld := loadKind(cfg)
+	ld.Speedup = cfg.Traffic.Load.Speedup
+	return ld
+}
+
+func loadKind(cfg *config.Config) replay.Load {
 	l := cfg.Traffic.Load
 	switch l.Type {
 	case "concurrency":

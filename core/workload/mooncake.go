@@ -267,21 +267,12 @@ func (w *Workload) sortByStart() {
 	w.number()
 }
 
-// Speedup divides arrival times and inter-turn delays by ratio (trace mode).
-func (w *Workload) Speedup(ratio float64) error {
-	if !(ratio > 0) || math.IsInf(ratio, 0) {
-		return fmt.Errorf("traffic.load.speedup: must be a finite number > 0, got %v", ratio)
-	}
+// Scale is a trace time or delay t under arrival speedup ratio (> 0):
+// t / ratio, to the nearest nanosecond (spec §8.4). The replay applies it
+// as it releases requests, so one loaded workload serves every speedup.
+func Scale(t timing.Time, ratio float64) timing.Time {
 	if ratio == 1 {
-		return nil
+		return t
 	}
-	scale := func(t timing.Time) timing.Time { return timing.Time(math.Round(float64(t) / ratio)) }
-	for i := range w.Sessions {
-		s := &w.Sessions[i]
-		s.Start = scale(s.Start)
-		for j := range s.Turns {
-			s.Turns[j].Delay = scale(s.Turns[j].Delay)
-		}
-	}
-	return nil
+	return timing.Time(math.Round(float64(t) / ratio))
 }
