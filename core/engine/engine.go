@@ -222,7 +222,8 @@ type seq struct {
 	computed            int // tokens whose KV is computed (incl. cached prefix)
 	status              status
 	fresh               bool // never ran: the one-time size check applies
-	cachedPrefix        int
+	cachedPrefix        int  // reused at the first admission
+	admitCached         int  // reused at the latest admission
 	signaled            bool
 	preemptions         int
 	planned             []uint32

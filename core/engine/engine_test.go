@@ -499,3 +499,27 @@ func TestV5T5PrefillHandoffDelay(t *testing.T) {
 		t.Fatalf("bandwidth 0: handoff %v", s.HandoffMs)
 	}
 }
+
+// A request readmitted after preemption reports what that admission reused
+// from the prefix cache (its own blocks, cached when it was preempted), not
+// what its first admission reused.
+func TestReadmissionReportsItsOwnReuse(t *testing.T) {
+	c := mustCore(t, cfg4(6, 16, 2, true))
+	submit(t, c, 1, span(0, 8), 8)
+	submit(t, c, 2, span(100, 108), 8)
+	d := driver{c: c}
+	var reuse []int
+	for i := 0; !c.Empty(); i++ {
+		if i == 100 {
+			t.Fatal("core not empty")
+		}
+		for _, a := range d.step().Admissions {
+			if a.ID == 2 {
+				reuse = append(reuse, a.Reused)
+			}
+		}
+	}
+	if len(reuse) < 2 || reuse[0] != 0 || reuse[len(reuse)-1] == 0 {
+		t.Fatalf("admissions of the preempted request reused %v tokens; want 0 first, then its cached blocks", reuse)
+	}
+}

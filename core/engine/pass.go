@@ -67,7 +67,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 		if c.schedule(s, true, cs) != scheduled {
 			break
 		}
-		p.Admissions = append(p.Admissions, Admission{ID: s.id, Reused: s.cachedPrefix})
+		p.Admissions = append(p.Admissions, Admission{ID: s.id, Reused: s.admitCached})
 		if s.passTokens == 0 && c.budget == 0 {
 			break
 		}
@@ -159,6 +159,8 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 	s.computed = after
 	if fromWaiting {
 		c.waiting.popFront()
+		// A readmission reuses what is cached now; only prompt tokens count.
+		s.admitCached = min(cached, s.promptLen)
 		if s.fresh {
 			s.cachedPrefix = cached
 			s.fresh = false

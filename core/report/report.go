@@ -63,23 +63,27 @@ type Coverage struct {
 	PerRequestRecords int  `json:"per_request_records"`
 }
 
-// RequestRecord is one line of requests.jsonl.
+// RequestRecord is one line of requests.jsonl. A value that does not
+// exist for the request (no first token, no second token, never admitted,
+// never placed, no terminal outcome) is null, never 0.
 type RequestRecord struct {
-	UUID                  uint64  `json:"uuid"`
-	ArrivalTimeMs         float64 `json:"arrival_time_ms"`
-	FirstAdmitMs          float64 `json:"first_admit_ms"`
-	FirstTokenMs          float64 `json:"first_token_ms"`
-	LastTokenMs           float64 `json:"last_token_ms"`
-	TTFTMs                float64 `json:"ttft_ms"`
-	TTSTMs                float64 `json:"ttst_ms"`
-	ITLMs                 float64 `json:"itl_ms"`
-	E2ELatencyMs          float64 `json:"e2e_latency_ms"`
-	InputLength           int     `json:"input_length"`
-	RequestedOutputLength int     `json:"requested_output_length"`
-	OutputLength          int     `json:"output_length"`
-	ReusedInputTokens     int     `json:"reused_input_tokens"`
-	Worker                int     `json:"worker"`
-	TerminalStatus        string  `json:"terminal_status"`
+	UUID                  uint64   `json:"uuid"`
+	ArrivalTimeMs         float64  `json:"arrival_time_ms"`
+	FirstAdmitMs          *float64 `json:"first_admit_ms"`
+	FirstTokenMs          *float64 `json:"first_token_ms"`
+	LastTokenMs           *float64 `json:"last_token_ms"`
+	TerminalTimeMs        *float64 `json:"terminal_time_ms"`
+	TTFTMs                *float64 `json:"ttft_ms"`
+	TTSTMs                *float64 `json:"ttst_ms"`
+	ITLMs                 *float64 `json:"itl_ms"`
+	E2ELatencyMs          *float64 `json:"e2e_latency_ms"`
+	InputLength           int      `json:"input_length"`
+	RequestedOutputLength int      `json:"requested_output_length"`
+	OutputLength          int      `json:"output_length"`
+	ReusedInputTokens     int      `json:"reused_input_tokens"`
+	Worker                *int     `json:"worker"`
+	DPRank                *int     `json:"dp_rank"`
+	TerminalStatus        string   `json:"terminal_status"`
 }
 
 // SLA bounds for goodput; zero fields are unset.
@@ -119,7 +123,9 @@ func Build(c *Collector, info RunInfo) *Report {
 			firstReused += int(q.firstReused)
 		}
 		if q.tokens == 0 {
-			if info.SLA.E2EMs > 0 && info.SLA.TTFTMs == 0 && info.SLA.ITLMs == 0 {
+			// No token: only an end-to-end bound can be met, by the
+			// terminal time.
+			if info.SLA.E2EMs > 0 && info.SLA.TTFTMs == 0 && info.SLA.ITLMs == 0 && max(q.term-q.arrival, 0).Ms() <= info.SLA.E2EMs {
 				good++
 			}
 			continue
@@ -247,20 +253,31 @@ func (q *record) record(id uint64) RequestRecord {
 	rr := RequestRecord{
 		UUID: id, ArrivalTimeMs: q.arrival.Ms(), InputLength: int(q.input),
 		RequestedOutputLength: int(q.requested), OutputLength: int(q.tokens),
-		ReusedInputTokens: int(q.reused), Worker: int(q.worker),
-		TerminalStatus: [...]string{"unfinished", "completed", "rejected"}[q.status],
+		ReusedInputTokens: int(q.reused),
+		TerminalStatus:    [...]string{"unfinished", "completed", "rejected"}[q.status],
+	}
+	ms := func(t timing.Time) *float64 { v := t.Ms(); return &v }
+	if q.worker >= 0 {
+		w, r := int(q.worker), int(q.rank)
+		rr.Worker, rr.DPRank = &w, &r
 	}
 	if q.admitted {
-		rr.FirstAdmitMs = q.firstAdmit.Ms()
+		rr.FirstAdmitMs = ms(q.firstAdmit)
+	}
+	if q.status != Pending {
+		rr.TerminalTimeMs = ms(q.term)
 	}
 	if q.tokens > 0 {
-		rr.FirstTokenMs, rr.LastTokenMs = q.first.Ms(), q.last.Ms()
-		rr.TTFTMs = max(q.first-q.arrival, 0).Ms()
-		rr.E2ELatencyMs = max(q.last-q.arrival, 0).Ms()
+		rr.FirstTokenMs, rr.LastTokenMs = ms(q.first), ms(q.last)
+		rr.TTFTMs = ms(max(q.first-q.arrival, 0))
+		rr.E2ELatencyMs = ms(max(q.last-q.arrival, 0))
+	} else if q.status == Completed {
+		rr.E2ELatencyMs = ms(max(q.term-q.arrival, 0))
 	}
 	if q.tokens > 1 {
-		rr.TTSTMs = (q.second - q.first).Ms()
-		rr.ITLMs = (q.last - q.first).Ms() / float64(q.tokens-1)
+		rr.TTSTMs = ms(q.second - q.first)
+		itl := (q.last - q.first).Ms() / float64(q.tokens-1)
+		rr.ITLMs = &itl
 	}
 	return rr
 }

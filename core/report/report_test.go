@@ -171,3 +171,51 @@ func TestSummaryKeysAndTable(t *testing.T) {
 		t.Errorf("num formatting: %s %s", num(1234567.891), num(-0.5))
 	}
 }
+
+// A zero-output request meets an end-to-end SLA only if its terminal time
+// minus its arrival is within the bound.
+func TestGoodputZeroOutputUsesTerminalTime(t *testing.T) {
+	for _, c := range []struct {
+		term float64
+		good float64
+	}{{90, 1}, {100, 1}, {130, 0}} {
+		col := NewCollector(1, 1, false)
+		id := arrive(col, ms(10), 32, 0)
+		col.Admit(id, ms(10), 0)
+		col.Terminal(id, ms(c.term), false)
+		s := Build(col, RunInfo{Workers: []WorkerStats{{}}, ClockEnd: ms(c.term), SLA: SLA{E2EMs: 90}}).Summary
+		if s["goodput_completed_requests"] != c.good {
+			t.Errorf("terminal at %v ms, arrival 10 ms, bound 90 ms: good %v, want %v", c.term, s["goodput_completed_requests"], c.good)
+		}
+	}
+}
+
+// Per-request records write null for values that do not exist, carry the
+// terminal time, and name the DP rank beside the worker.
+func TestRequestRecordNulls(t *testing.T) {
+	col := NewCollector(3, 2, true)
+	one := arrive(col, ms(1), 8, 1) // one token, completed
+	col.Admit(one, ms(2), 4)
+	col.Token(one, ms(5))
+	col.Terminal(one, ms(5), false)
+	rej := uint64(2) // rejected before admission, on worker 1 rank 1
+	col.Arrive(rej, ms(1), 9999, 4)
+	col.Route(rej, 1, 1)
+	col.Terminal(rej, ms(3), true)
+	col.Arrive(3, ms(4), 8, 2) // never placed, unfinished
+	rep := Build(col, RunInfo{Workers: []WorkerStats{{}, {}}, ClockEnd: ms(6)})
+	lines := strings.Split(strings.TrimSpace(string(rep.RequestsJSONL())), "\n")
+	want := []string{
+		`{"uuid":1,"arrival_time_ms":1,"first_admit_ms":2,"first_token_ms":5,"last_token_ms":5,"terminal_time_ms":5,"ttft_ms":4,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":4,"input_length":8,"requested_output_length":1,"output_length":1,"reused_input_tokens":4,"worker":0,"dp_rank":0,"terminal_status":"completed"}`,
+		`{"uuid":2,"arrival_time_ms":1,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":3,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":9999,"requested_output_length":4,"output_length":0,"reused_input_tokens":0,"worker":1,"dp_rank":1,"terminal_status":"rejected"}`,
+		`{"uuid":3,"arrival_time_ms":4,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":null,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":8,"requested_output_length":2,"output_length":0,"reused_input_tokens":0,"worker":null,"dp_rank":null,"terminal_status":"unfinished"}`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d records", len(lines))
+	}
+	for i := range want {
+		if lines[i] != want[i] {
+			t.Errorf("record %d:\n got %s\nwant %s", i+1, lines[i], want[i])
+		}
+	}
+}
