@@ -41,6 +41,7 @@ func (l *Load) scale(t timing.Time) timing.Time {
 type arrivals struct {
 	load     Load
 	sessions []workload.Session
+	order    []int32 // release order of sessions: by start, or file order (concurrency)
 	rng      *rand.Rand
 	next     int         // next session to start
 	nextAt   timing.Time // its start (rate and trace modes)
@@ -48,7 +49,10 @@ type arrivals struct {
 }
 
 func newArrivals(wl *workload.Workload, load Load, seed uint64) *arrivals {
-	a := &arrivals{load: load, sessions: wl.Sessions, rng: rand.New(rand.NewPCG(seed, 0x776f726b6c6f6164))} // "workload"
+	a := &arrivals{load: load, sessions: wl.Sessions, order: wl.ByStart, rng: rand.New(rand.NewPCG(seed, 0x776f726b6c6f6164))} // "workload"
+	if load.Kind == Concurrency {
+		a.order = nil // timestamps are ignored: file order
+	}
 	a.nextAt = a.startAfter(0)
 	return a
 }
@@ -62,7 +66,7 @@ func (a *arrivals) startAfter(prev timing.Time) timing.Time {
 	}
 	switch a.load.Kind {
 	case TraceTimestamps:
-		return a.load.scale(a.sessions[a.next].Start)
+		return a.load.scale(a.sessions[a.session(a.next)].Start)
 	case Poisson, ConstantRate:
 		if a.next == 0 || a.load.RatePerSec <= 0 {
 			return prev
@@ -89,9 +93,17 @@ func (a *arrivals) peek(now timing.Time) (timing.Time, bool) {
 	return a.nextAt, true
 }
 
+// session is the index of the k-th session to start.
+func (a *arrivals) session(k int) int {
+	if a.order == nil {
+		return k
+	}
+	return int(a.order[k])
+}
+
 // start takes the next session, which peek said may start at at.
 func (a *arrivals) start(at timing.Time) int {
-	s := a.next
+	s := a.session(a.next)
 	a.next++
 	a.inflight++
 	a.nextAt = a.startAfter(at)

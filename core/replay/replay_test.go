@@ -60,7 +60,7 @@ func TestH4TwoWorkers(t *testing.T) {
 	if !slices.Equal(arr, []float64{0, 0, 1, 1}) {
 		t.Fatalf("arrivals %v", arr)
 	}
-	if recs[2].FirstAdmitMs < recs[0].FirstTokenMs || recs[3].FirstAdmitMs < recs[1].FirstTokenMs || recs[2].FirstAdmitMs > recs[3].FirstAdmitMs {
+	if *recs[2].FirstAdmitMs < *recs[0].FirstTokenMs || *recs[3].FirstAdmitMs < *recs[1].FirstTokenMs || *recs[2].FirstAdmitMs > *recs[3].FirstAdmitMs {
 		t.Fatalf("admissions %+v", recs)
 	}
 }
@@ -137,11 +137,11 @@ func TestSessionsAndConcurrency(t *testing.T) {
 				b = &recs[i]
 			}
 		}
-		if a1.ArrivalTimeMs < a0.LastTokenMs+10-1e-9 {
-			t.Fatalf("load %v: turn 2 arrived at %v, turn 1 ended %v", load, a1.ArrivalTimeMs, a0.LastTokenMs)
+		if a1.ArrivalTimeMs < (*a0.LastTokenMs)+10-1e-9 {
+			t.Fatalf("load %v: turn 2 arrived at %v, turn 1 ended %v", load, a1.ArrivalTimeMs, (*a0.LastTokenMs))
 		}
-		if load.Kind == Concurrency && b.ArrivalTimeMs < a1.LastTokenMs {
-			t.Fatalf("concurrency 1: b arrived %v before a finished %v", b.ArrivalTimeMs, a1.LastTokenMs)
+		if load.Kind == Concurrency && b.ArrivalTimeMs < (*a1.LastTokenMs) {
+			t.Fatalf("concurrency 1: b arrived %v before a finished %v", b.ArrivalTimeMs, (*a1.LastTokenMs))
 		}
 	}
 }
@@ -187,5 +187,33 @@ func TestMaxPasses(t *testing.T) {
 	_, err := Run(wl, agg(workers(t, 1, cfg)), Options{Load: Load{Kind: Concurrency, Concurrency: 1}, MaxPasses: 10})
 	if err == nil {
 		t.Fatal("no error past the pass limit")
+	}
+}
+
+// Load modes that ignore timestamps release sessions in file order; trace
+// timestamps release them by time.
+func TestConcurrencyDispatchesInFileOrder(t *testing.T) {
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 64, ChunkedPrefill: true, Model: timing.Polynomial{}}
+	text := `{"timestamp":300,"input_length":12,"output_length":1,"hash_ids":[1,2,3]}
+{"timestamp":100,"input_length":4,"output_length":1,"hash_ids":[4]}
+{"timestamp":200,"input_length":8,"output_length":1,"hash_ids":[5,6]}`
+	for _, c := range []struct {
+		load Load
+		want []int
+	}{
+		{Load{Kind: Concurrency, Concurrency: 1}, []int{12, 4, 8}},
+		{Load{Kind: TraceTimestamps}, []int{4, 8, 12}},
+	} {
+		rep, err := Run(trace(t, text, 4), agg(workers(t, 1, cfg)), Options{Load: c.load, Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, r := range rep.Requests() {
+			got = append(got, r.InputLength)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("load %v: released inputs %v, want %v", c.load.Kind, got, c.want)
+		}
 	}
 }

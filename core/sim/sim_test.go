@@ -244,10 +244,10 @@ engine: {workers: {aggregated: {parallelism: {replicas: 2, attention_data: 4}, s
 	}
 	// With max_sequences 4 per rank, 16 requests start at once per worker:
 	// 32 requests in the first wave across both workers.
-	first := rep.Requests()[0].FirstTokenMs
+	first := *rep.Requests()[0].FirstTokenMs
 	n := 0
 	for _, r := range rep.Requests() {
-		if r.FirstTokenMs == first {
+		if *r.FirstTokenMs == first {
 			n++
 		}
 	}

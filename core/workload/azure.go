@@ -56,7 +56,7 @@ func ReadAzure(name string, data []byte) (*Workload, error) {
 	if len(w.Sessions) == 0 {
 		return nil, fmt.Errorf("%s: empty trace", name)
 	}
-	w.sortByStart()
+	w.normalize()
 	return w, nil
 }
 

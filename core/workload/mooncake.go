@@ -3,6 +3,7 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,7 +218,7 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 		return nil, fmt.Errorf("%s: empty trace", name)
 	}
 	w.ids = intern.Len()
-	w.sortByStart()
+	w.normalize()
 	return w, nil
 }
 
@@ -248,23 +249,36 @@ func floatField(n json.Number) (float64, error) {
 	return v, nil
 }
 
-// sortByStart orders sessions by first arrival (stable: file order breaks
-// ties), makes the first arrival time 0 and numbers the turns.
-func (w *Workload) sortByStart() {
-	slices.SortStableFunc(w.Sessions, func(a, b Session) int {
-		switch {
-		case a.Start < b.Start:
-			return -1
-		case a.Start > b.Start:
-			return 1
-		}
-		return 0
-	})
+// normalize makes the first arrival time 0, records the start order and
+// numbers the turns. Sessions stay in file order: load modes that ignore
+// timestamps (concurrency) release them in that order.
+func (w *Workload) normalize() {
 	t0 := w.Sessions[0].Start
+	for i := range w.Sessions {
+		t0 = min(t0, w.Sessions[i].Start)
+	}
 	for i := range w.Sessions {
 		w.Sessions[i].Start -= t0
 	}
+	w.order()
 	w.number()
+}
+
+// order records ByStart: session indices by first arrival, file order
+// breaking ties.
+func (w *Workload) order() {
+	w.ByStart = w.ByStart[:0]
+	sorted := true
+	for i := range w.Sessions {
+		w.ByStart = append(w.ByStart, int32(i))
+		sorted = sorted && (i == 0 || w.Sessions[i-1].Start <= w.Sessions[i].Start)
+	}
+	if sorted {
+		return
+	}
+	slices.SortStableFunc(w.ByStart, func(a, b int32) int {
+		return cmp.Compare(w.Sessions[a].Start, w.Sessions[b].Start)
+	})
 }
 
 // Scale is a trace time or delay t under arrival speedup ratio (> 0):

@@ -34,7 +34,10 @@ type Workload struct {
 	Sessions   []Session
 	TraceBlock int  // tokens per trace hash block
 	Timestamps bool // sessions carry arrival times
-	ids        int  // interned hash ids in use
+	// ByStart lists session indices by first arrival (file order breaks
+	// ties); Sessions themselves stay in file order.
+	ByStart []int32
+	ids     int // interned hash ids in use
 }
 
 // Requests counts all turns.
@@ -98,6 +101,7 @@ func Synthetic(n, in, out int) (*Workload, error) {
 	for i := range w.Sessions {
 		w.Sessions[i].Turns = []Turn{{Input: in, Output: out, ord: uint64(i)}}
 	}
+	w.order()
 	return w, nil
 }
 
@@ -112,8 +116,8 @@ func (w *Workload) number() {
 	}
 }
 
-// Merge appends the sessions of o (another file of the same trace set),
-// keeping arrival order.
+// Merge appends the sessions of o (another file of the same trace set,
+// its times normalized on their own).
 func (w *Workload) Merge(o *Workload) error {
 	if w.TraceBlock != o.TraceBlock && w.TraceBlock != 0 && o.TraceBlock != 0 {
 		return fmt.Errorf("%s: trace block size %d differs from %s's %d", o.Name, o.TraceBlock, w.Name, w.TraceBlock)
@@ -131,6 +135,7 @@ func (w *Workload) Merge(o *Workload) error {
 	}
 	w.ids += o.ids
 	w.Sessions = append(w.Sessions, o.Sessions...)
-	w.sortByStart()
+	w.order()
+	w.number()
 	return nil
 }
