@@ -3,18 +3,22 @@ module github.com/dynosim/dynosim-web
 go 1.26
 
 require (
+	codeberg.org/sbinet/npyio v0.14.0
 	github.com/syumai/workers v0.32.0
 	github.com/vugu/vjson v0.0.0-20200505061711-f9cbed27d3d9
 	github.com/vugu/vugu v0.4.0
 	github.com/zeebo/xxh3 v1.1.0
+	gonum.org/v1/gonum v0.17.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
 	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	github.com/nlpodyssey/gopickle v0.3.0 // indirect
 	github.com/vugu/html v0.0.0-20190914200101-c62dc20b8289 // indirect
 	github.com/vugu/xxhash v0.0.0-20191111030615-ed24d0179019 // indirect
 	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/text v0.34.0 // indirect
 )
 
 tool (

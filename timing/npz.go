@@ -1,7 +1,6 @@
 package timing
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -9,17 +8,29 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
+
+	"codeberg.org/sbinet/npyio/npy"
+	"codeberg.org/sbinet/npyio/npz"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Limits that keep a hostile .npz from exhausting memory. A profile grid is
 // a few hundred points per axis; these bounds are orders of magnitude above
-// any real one.
+// any real one. They are checked before npyio sees the bytes: npyio
+// allocates whatever a header declares.
 const (
+	maxNPZEntries    = 1024     // arrays in one archive
 	maxNPYEntryBytes = 64 << 20 // uncompressed bytes of one array
 	maxNPYElems      = 4 << 20  // elements of one array
 )
+
+// npyElemSize is the element size of each dtype read (and converted to
+// float64); any other dtype is refused before npyio reads the data.
+var npyElemSize = map[string]int{
+	"<f8": 8, ">f8": 8, "<i8": 8, ">i8": 8,
+	"<f4": 4, ">f4": 4, "<i4": 4, ">i4": 4,
+}
 
 // array is one float64 NumPy array read from an .npz archive, in C order.
 type array struct {
@@ -29,18 +40,22 @@ type array struct {
 
 // npzArchive is an .npz archive opened from bytes.
 type npzArchive struct {
-	name  string // file name used in errors
-	files map[string]*zip.File
+	name string // file name used in errors
+	r    *npz.Reader
+	keys map[string]bool
 }
 
 func openNPZ(data []byte, name string) (*npzArchive, error) {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	r, err := npz.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, fmt.Errorf("%s: not an .npz archive: %v", name, err)
+		return nil, fmt.Errorf("%s: not an .npz archive: %v", name, cause(err))
 	}
-	a := &npzArchive{name: name, files: make(map[string]*zip.File, len(zr.File))}
-	for _, f := range zr.File {
-		a.files[f.Name] = f
+	if n := len(r.Keys()); n > maxNPZEntries {
+		return nil, fmt.Errorf("%s: %d arrays, more than %d", name, n, maxNPZEntries)
+	}
+	a := &npzArchive{name: name, r: r, keys: make(map[string]bool, len(r.Keys()))}
+	for _, k := range r.Keys() {
+		a.keys[k] = true
 	}
 	return a, nil
 }
@@ -48,22 +63,20 @@ func openNPZ(data []byte, name string) (*npzArchive, error) {
 // read returns the named array ("key" or "key.npy" in the archive),
 // converted to float64. Errors name the file and the key.
 func (a *npzArchive) read(key string) (arr array, err error) {
-	f := a.files[key+".npy"]
-	if f == nil {
-		f = a.files[key]
+	entry := key + ".npy"
+	if !a.keys[entry] {
+		entry = key
 	}
-	if f == nil {
+	if !a.keys[entry] {
 		return arr, fmt.Errorf("%s: %s: missing array", a.name, key)
 	}
 	fail := func(format string, args ...any) (array, error) {
 		return array{}, fmt.Errorf("%s: %s: %s", a.name, key, fmt.Sprintf(format, args...))
 	}
-	if f.UncompressedSize64 > maxNPYEntryBytes {
-		return fail("array too large (%d bytes)", f.UncompressedSize64)
-	}
-	rc, err := f.Open()
+	// Inflate at most one byte past the limit, whatever the zip declares.
+	rc, err := a.r.Open(entry)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%v", cause(err))
 	}
 	raw, err := io.ReadAll(io.LimitReader(rc, maxNPYEntryBytes+1))
 	rc.Close()
@@ -73,67 +86,62 @@ func (a *npzArchive) read(key string) (arr array, err error) {
 	if len(raw) > maxNPYEntryBytes {
 		return fail("array too large")
 	}
-	if len(raw) < 10 || string(raw[:6]) != "\x93NUMPY" {
+	// npyio allocates the header length it reads: check it fits first.
+	if len(raw) < 10 || string(raw[:6]) != string(npy.Magic[:]) {
 		return fail("not a NumPy array")
 	}
-	var hdrStart, hdrEnd int
+	var hdrEnd int
 	switch raw[6] {
 	case 1:
-		hdrStart, hdrEnd = 10, 10+int(binary.LittleEndian.Uint16(raw[8:10]))
-	case 2, 3:
+		hdrEnd = 10 + int(binary.LittleEndian.Uint16(raw[8:10]))
+	case 2:
 		if len(raw) < 12 {
 			return fail("truncated header")
 		}
-		hdrStart, hdrEnd = 12, 12+int(binary.LittleEndian.Uint32(raw[8:12]))
+		hdrEnd = 12 + int(binary.LittleEndian.Uint32(raw[8:12]))
 	default:
 		return fail("unsupported .npy version %d", raw[6])
 	}
-	if hdrEnd > len(raw) || hdrEnd < hdrStart {
+	if hdrEnd > len(raw) {
 		return fail("truncated header")
 	}
-	h, err := parseNPYHeader(string(raw[hdrStart:hdrEnd]))
+	body := bytes.NewReader(raw)
+	rp, err := newNPYReader(body)
 	if err != nil {
 		return fail("malformed header: %v", err)
 	}
+	h := rp.Header.Descr
+	descr := strings.Trim(h.Type, "'")
+	esize, ok := npyElemSize[descr]
+	if !ok || h.Type != "'"+descr+"'" {
+		return fail("dtype %q, want float64", descr)
+	}
 	n := 1
-	for _, d := range h.shape {
+	for _, d := range h.Shape {
 		if d < 0 || (d > 0 && n > maxNPYElems/d) {
-			return fail("bad shape %s", shapeString(h.shape))
+			return fail("bad shape %s", shapeString(h.Shape))
 		}
 		n *= d
 	}
-	var bo binary.ByteOrder = binary.LittleEndian
-	if h.descr[0] == '>' {
-		bo = binary.BigEndian
+	if n*esize > body.Len() {
+		return fail("truncated data: shape %s needs %d bytes, have %d", shapeString(h.Shape), n*esize, body.Len())
 	}
-	var esize int
-	switch h.descr {
-	case "<f8", ">f8", "<i8", ">i8":
-		esize = 8
-	case "<f4", ">f4", "<i4", ">i4":
-		esize = 4
-	default:
-		return fail("dtype %q, want float64", h.descr)
+	var out []float64
+	switch descr[1:] {
+	case "f8":
+		out, err = readNPYAs[float64](rp, n)
+	case "f4":
+		out, err = readNPYAs[float32](rp, n)
+	case "i8":
+		out, err = readNPYAs[int64](rp, n)
+	case "i4":
+		out, err = readNPYAs[int32](rp, n)
 	}
-	body := raw[hdrEnd:]
-	if n*esize > len(body) {
-		return fail("truncated data: shape %s needs %d bytes, have %d", shapeString(h.shape), n*esize, len(body))
+	if err != nil {
+		return fail("%v", err)
 	}
-	out := make([]float64, n)
-	for i := range out {
-		switch b := body[i*esize:]; h.descr[1:] {
-		case "f8":
-			out[i] = math.Float64frombits(bo.Uint64(b))
-		case "f4":
-			out[i] = float64(math.Float32frombits(bo.Uint32(b)))
-		case "i8":
-			out[i] = float64(int64(bo.Uint64(b)))
-		case "i4":
-			out[i] = float64(int32(bo.Uint32(b)))
-		}
-	}
-	if h.fortran && len(h.shape) == 2 {
-		r, c := h.shape[0], h.shape[1]
+	if h.Fortran && len(h.Shape) == 2 {
+		r, c := h.Shape[0], h.Shape[1]
 		t := make([]float64, n)
 		for j := range c {
 			for i := range r {
@@ -142,137 +150,48 @@ func (a *npzArchive) read(key string) (arr array, err error) {
 		}
 		out = t
 	}
-	return array{shape: h.shape, data: out}, nil
+	return array{shape: h.Shape, data: out}, nil
 }
 
-// npyDict is the header dictionary of an .npy array.
-type npyDict struct {
-	descr   string // dtype, e.g. "<f8"
-	fortran bool   // column-major data
-	shape   []int
+// cause strips npyio's "npz: could not ..." wrapping: the callers' errors
+// already name the file and the array.
+func cause(err error) error {
+	if e := errors.Unwrap(err); e != nil {
+		return e
+	}
+	return err
 }
 
-// parseNPYHeader reads the Python dict literal NumPy writes as an .npy
-// header, e.g. {'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }.
-// It takes exactly that grammar: the three keys, string, boolean and
-// integer-tuple values, optional trailing commas, padding spaces.
-func parseNPYHeader(s string) (npyDict, error) {
-	var h npyDict
-	p := pyLit{s: s}
-	if !p.eat('{') {
-		return h, errors.New("want a dict")
-	}
-	seen := map[string]bool{}
-	for !p.eat('}') {
-		key, ok := p.str()
-		if !ok || !p.eat(':') {
-			return h, errors.New("want 'key': value")
+// newNPYReader reads an .npy header with npyio. Its header parser slices
+// the text by the positions of the keys NumPy writes and panics on some
+// malformed headers (no newline, keys out of NumPy's order); a panic
+// becomes an error here.
+func newNPYReader(r io.Reader) (rp *npy.Reader, err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			rp, err = nil, errors.New("not the dict NumPy writes")
 		}
-		if seen[key] {
-			return h, fmt.Errorf("key %q twice", key)
-		}
-		seen[key] = true
-		switch key {
-		case "descr":
-			if h.descr, ok = p.str(); !ok || h.descr == "" {
-				return h, errors.New("descr: want a string")
-			}
-		case "fortran_order":
-			if h.fortran, ok = p.boolean(); !ok {
-				return h, errors.New("fortran_order: want True or False")
-			}
-		case "shape":
-			if h.shape, ok = p.tuple(); !ok {
-				return h, errors.New("shape: want a tuple of integers")
-			}
-		default:
-			return h, fmt.Errorf("unknown key %q", key)
-		}
-		if !p.eat(',') && p.peek() != '}' {
-			return h, errors.New("want , or }")
-		}
-	}
-	if len(seen) != 3 {
-		return h, errors.New("want the keys descr, fortran_order and shape")
-	}
-	if p.peek() != 0 {
-		return h, errors.New("text after the dict")
-	}
-	return h, nil
+	}()
+	return npy.NewReader(r)
 }
 
-// pyLit scans a Python literal.
-type pyLit struct {
-	s string
-	i int
-}
-
-func (p *pyLit) peek() byte {
-	for p.i < len(p.s) && strings.IndexByte(" \t\r\n", p.s[p.i]) >= 0 {
-		p.i++
-	}
-	if p.i == len(p.s) {
-		return 0
-	}
-	return p.s[p.i]
-}
-
-func (p *pyLit) eat(c byte) bool {
-	if p.peek() != c {
-		return false
-	}
-	p.i++
-	return true
-}
-
-// str reads a quoted string without escapes.
-func (p *pyLit) str() (string, bool) {
-	q := p.peek()
-	if q != '\'' && q != '"' {
-		return "", false
-	}
-	end := strings.IndexByte(p.s[p.i+1:], q)
-	if end < 0 || strings.IndexByte(p.s[p.i+1:p.i+1+end], '\\') >= 0 {
-		return "", false
-	}
-	v := p.s[p.i+1 : p.i+1+end]
-	p.i += end + 2
-	return v, true
-}
-
-func (p *pyLit) boolean() (bool, bool) {
-	p.peek()
-	for _, w := range []string{"False", "True"} {
-		if strings.HasPrefix(p.s[p.i:], w) {
-			p.i += len(w)
-			return w == "True", true
+// readNPYAs reads n elements of type T (the array's dtype) and converts
+// them to float64.
+func readNPYAs[T float32 | float64 | int32 | int64](rp *npy.Reader, n int) ([]float64, error) {
+	v := make([]T, n)
+	if n > 0 {
+		if err := rp.Read(&v); err != nil {
+			return nil, err
 		}
 	}
-	return false, false
-}
-
-// tuple reads (), (n,) or (n, m, ...) of non-negative integers.
-func (p *pyLit) tuple() ([]int, bool) {
-	if !p.eat('(') {
-		return nil, false
+	if out, ok := any(v).([]float64); ok {
+		return out, nil
 	}
-	dims := []int{}
-	for !p.eat(')') {
-		p.peek()
-		start, v := p.i, 0
-		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-			v = min(v*10+int(p.s[p.i]-'0'), 1<<40) // saturate: the shape check reports it
-			p.i++
-		}
-		if p.i == start {
-			return nil, false
-		}
-		dims = append(dims, v)
-		if !p.eat(',') && p.peek() != ')' {
-			return nil, false
-		}
+	out := make([]float64, n)
+	for i, x := range v {
+		out[i] = float64(x)
 	}
-	return dims, true
+	return out, nil
 }
 
 func shapeString(shape []int) string {
@@ -294,6 +213,7 @@ func shapeString(shape []int) string {
 
 // NPZArray is one float64 array to write with WriteNPZ. Shape nil means a
 // vector of len(Data); a 2-D shape stores Data in row-major (C) order.
+// Arrays are not empty.
 type NPZArray struct {
 	Name  string
 	Shape []int
@@ -305,12 +225,15 @@ type NPZArray struct {
 // is deterministic: the same arrays give the same bytes.
 func WriteNPZ(arrays []NPZArray) ([]byte, error) {
 	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
+	zw := npz.NewWriter(&buf)
 	for _, a := range arrays {
-		shape := a.Shape
-		switch len(shape) {
+		var v any = a.Data
+		switch shape := a.Shape; len(shape) {
 		case 0:
-			shape = []int{len(a.Data)}
+			if len(a.Data) == 0 {
+				// npyio would write a 0-element slice as a scalar without data.
+				return nil, fmt.Errorf("%s: no values", a.Name)
+			}
 		case 1, 2:
 			n := 1
 			for _, d := range shape {
@@ -318,6 +241,9 @@ func WriteNPZ(arrays []NPZArray) ([]byte, error) {
 			}
 			if n != len(a.Data) || slices.Min(shape) <= 0 {
 				return nil, fmt.Errorf("%s: shape %s does not match %d values", a.Name, shapeString(shape), len(a.Data))
+			}
+			if len(shape) == 2 {
+				v = mat.NewDense(shape[0], shape[1], a.Data)
 			}
 		default:
 			return nil, fmt.Errorf("%s: %d-D arrays are not supported", a.Name, len(shape))
@@ -327,37 +253,12 @@ func WriteNPZ(arrays []NPZArray) ([]byte, error) {
 				return nil, fmt.Errorf("%s: non-finite value %v", a.Name, x)
 			}
 		}
-		f, err := zw.Create(a.Name + ".npy")
-		if err != nil {
-			return nil, err
-		}
-		if _, err := f.Write(npyBytes(shape, a.Data)); err != nil {
-			return nil, err
+		if err := zw.Write(a.Name+".npy", v); err != nil {
+			return nil, fmt.Errorf("%s: %v", a.Name, err)
 		}
 	}
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// npyBytes is a little-endian float64 C-order .npy file (format 1.0), its
-// header padded with spaces to a multiple of 64 bytes as NumPy does.
-func npyBytes(shape []int, data []float64) []byte {
-	dims := make([]string, len(shape))
-	for i, d := range shape {
-		dims[i] = strconv.Itoa(d)
-	}
-	tuple := strings.Join(dims, ", ")
-	if len(shape) == 1 {
-		tuple += ","
-	}
-	h := "{'descr': '<f8', 'fortran_order': False, 'shape': (" + tuple + "), }"
-	h += strings.Repeat(" ", 63-(10+len(h))%64) + "\n"
-	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(h)), byte(len(h)>>8))
-	b = append(b, h...)
-	for _, x := range data {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-	}
-	return b
 }
