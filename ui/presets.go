@@ -30,9 +30,9 @@ func withoutComments(y string) string {
 var Presets = []Preset{
 	{"8-workers", "8 workers (round-robin)", defaultYAML},
 	{"1-worker", "1 worker", strings.Replace(defaultYAML, "replicas: 8", "replicas: 1", 1)},
-	{"long-context", "Long context (8 workers, bigger batches and KV)", strings.NewReplacer(
+	{"long-context", "Long context (8 H200 workers: bigger batches and KV)", strings.NewReplacer(
 		"max_batched_tokens: 8192", "max_batched_tokens: 32768",
-		"blocks: 16384", "blocks: 65536",
+		"hardware: h100_sxm", "hardware: h200_sxm",
 	).Replace(defaultYAML)},
 }
 

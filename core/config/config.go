@@ -117,7 +117,7 @@ type KVCache struct {
 
 // Capacity sizes the G1 pool.
 type Capacity struct {
-	Type           string  `yaml:"type" json:"type"` // fixed | default
+	Type           string  `yaml:"type" json:"type"` // fixed | default; omitted: fixed if blocks or bytes is set, else default
 	Blocks         int     `yaml:"blocks" json:"blocks"`
 	Bytes          int64   `yaml:"bytes" json:"bytes"`
 	MemoryFraction float64 `yaml:"memory_fraction" json:"memory_fraction"`
@@ -125,7 +125,7 @@ type Capacity struct {
 
 // Timing selects the timing source.
 type Timing struct {
-	Type          string  `yaml:"type" json:"type"` // polynomial | fixed | profile | default
+	Type          string  `yaml:"type" json:"type"` // polynomial | fixed | profile | default; omitted: see Role.resolve
 	Speedup       float64 `yaml:"speedup" json:"speedup"`
 	DecodeSpeedup float64 `yaml:"decode_speedup" json:"decode_speedup"`
 	PrefillMs     float64 `yaml:"prefill_ms" json:"prefill_ms"` // fixed
@@ -169,8 +169,8 @@ func Default() Config {
 		return Role{
 			Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1},
 			Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: seqs, Preemption: "lifo", ChunkedPrefill: true},
-			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", Capacity: Capacity{Type: "fixed", Blocks: 16384, MemoryFraction: 0.9}},
-			Timing:      Timing{Type: "polynomial", Speedup: 1, DecodeSpeedup: 1},
+			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", Capacity: Capacity{MemoryFraction: 0.9}},
+			Timing:      Timing{Speedup: 1, DecodeSpeedup: 1},
 			SGLang:      DefaultSGLang(),
 		}
 	}
@@ -222,6 +222,9 @@ func Parse(name string, data []byte, sets []string) (Config, error) {
 	}
 	if err := root.Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("%s: %s", name, yamlMsg(err))
+	}
+	for _, r := range []*Role{&cfg.Engine.Workers.Aggregated, &cfg.Engine.Workers.Prefill, &cfg.Engine.Workers.Decode} {
+		r.resolve()
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("%s: %w", name, err)

@@ -99,6 +99,8 @@ func (r *Role) validate(path, backend string) error {
 		return fmt.Errorf("%s.kv_cache.block_size: must be ≥ 2 for %s, got %d", path, backend, bs)
 	case k.Capacity.Type == "fixed" && k.Capacity.Blocks < 1 && k.Capacity.Bytes <= 0:
 		return fmt.Errorf("%s.kv_cache.capacity.blocks: must be ≥ 1, got %d", path, k.Capacity.Blocks)
+	case k.Capacity.Type == "default" && (k.Capacity.Blocks != 0 || k.Capacity.Bytes != 0):
+		return fmt.Errorf("%s.kv_cache.capacity: blocks and bytes need type fixed (type default sizes the pool from GPU memory)", path)
 	case !(k.Capacity.MemoryFraction > 0 && k.Capacity.MemoryFraction <= 1):
 		return fmt.Errorf("%s.kv_cache.capacity.memory_fraction: must be in (0, 1], got %v", path, k.Capacity.MemoryFraction)
 	case tm.Speedup < 0:
@@ -126,6 +128,31 @@ func (r *Role) validate(path, backend string) error {
 		}
 	}
 	return nil
+}
+
+// resolve fills the types left out: a capacity with blocks or bytes is
+// fixed, else sized from GPU memory (default); timing with prefill_ms or
+// decode_ms is fixed, with a path a profile, else the roofline (default).
+// So an omitted section means the prediction of engine.model on
+// engine.hardware, and a section that gives numbers uses them.
+func (r *Role) resolve() {
+	c, t := &r.KVCache.Capacity, &r.Timing
+	if c.Type == "" {
+		c.Type = "default"
+		if c.Blocks > 0 || c.Bytes > 0 {
+			c.Type = "fixed"
+		}
+	}
+	if t.Type == "" {
+		switch {
+		case t.PrefillMs > 0 || t.DecodeMs > 0:
+			t.Type = "fixed"
+		case t.Path != "":
+			t.Type = "profile"
+		default:
+			t.Type = "default"
+		}
+	}
 }
 
 // BlockSize is the engine block size: the configured one, or the backend's

@@ -32,6 +32,7 @@ engine:
       parallelism: {replicas: 4}
       scheduler: {max_sequences: 64}
       kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 2048}}
+      timing: {type: polynomial}
 evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}
 `
 
@@ -142,7 +143,7 @@ func TestConservation(t *testing.T) {
 func TestSingleRequestTimeline(t *testing.T) {
 	const cfg = `
 traffic: {source: {type: synthetic, input_tokens: 100, output_tokens: 3}, stop: {requests: 1}}
-engine: {workers: {aggregated: {kv_cache: {capacity: {blocks: 1000}}}}}
+engine: {workers: {aggregated: {kv_cache: {capacity: {blocks: 1000}}, timing: {type: polynomial}}}}
 `
 	rep, err := Predict(Inputs{Config: []byte(cfg)}, nil)
 	if err != nil {
@@ -302,7 +303,7 @@ func slicesEqual(a, b []float64) bool {
 func TestChunkedPrefillTimeline(t *testing.T) {
 	const cfg = `
 traffic: {source: {type: synthetic, input_tokens: 300, output_tokens: 2}, stop: {requests: 1}}
-engine: {workers: {aggregated: {scheduler: {max_batched_tokens: 128}, kv_cache: {capacity: {blocks: 500}}}}}
+engine: {workers: {aggregated: {scheduler: {max_batched_tokens: 128}, kv_cache: {capacity: {blocks: 500}}, timing: {type: polynomial}}}}
 `
 	rep, err := Predict(Inputs{Config: []byte(cfg)}, nil)
 	if err != nil {

@@ -11,9 +11,9 @@ import (
 
 // timingAndCapacity resolves the role's timing source and G1 capacity.
 // The roofline model (engine.model × engine.hardware) serves both
-// `timing.type: default` and `capacity.type: default`; it is built only when
-// one of them needs it, so a polynomial run with a fixed pool never depends
-// on the catalog.
+// `timing.type: default` and `capacity.type: default`. It is built for
+// every run, so an unknown model or GPU is an error whatever the timing
+// type: a config never names hardware that nothing checks.
 func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, ec *engine.Config) error {
 	const p = "engine.workers.aggregated"
 	var roof *timing.Roofline
@@ -50,6 +50,9 @@ func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, ec *eng
 		return r, nil
 	}
 
+	if _, err := roofline(); err != nil {
+		return err
+	}
 	kind := role.Timing.Type
 	if in.Profile != nil {
 		kind = "profile" // --profile / an uploaded .npz selects profile timing

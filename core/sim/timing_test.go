@@ -21,7 +21,7 @@ func TestTimingSourcesAreWired(t *testing.T) {
 		}
 		return rep.Summary["mean_ttft_ms"]
 	}
-	poly := ttft("", Inputs{})
+	poly := ttft("engine: {workers: {aggregated: {timing: {type: polynomial}}}}", Inputs{})
 	fixed := ttft("engine: {workers: {aggregated: {timing: {type: fixed, prefill_ms: 100, decode_ms: 10}}}}", Inputs{})
 	prof := ttft("", Inputs{Profile: profile, ProfileName: "perf_data.npz"})
 	roof := ttft("engine: {workers: {aggregated: {timing: {type: default}, kv_cache: {capacity: {type: default}}}}}", Inputs{})
@@ -35,5 +35,44 @@ func TestTimingSourcesAreWired(t *testing.T) {
 	_, err = Predict(Inputs{Config: []byte(base + "engine: {model: gpt-9, workers: {aggregated: {timing: {type: default}}}}")}, nil)
 	if err == nil || !strings.Contains(err.Error(), "gpt-9") {
 		t.Fatalf("unknown model: %v", err)
+	}
+}
+
+// An omitted timing is the roofline of engine.model on engine.hardware and
+// an omitted capacity is sized from GPU memory, so another GPU changes the
+// prediction; a capacity or timing that gives numbers uses them; an
+// unknown model or GPU is an error whatever the timing type.
+func TestDefaultsMeanSomething(t *testing.T) {
+	const base = "traffic: {source: {type: synthetic, input_tokens: 2048, output_tokens: 16}, stop: {requests: 20}}\n"
+	run := func(cfg string) map[string]float64 {
+		t.Helper()
+		rep, err := Predict(Inputs{Config: []byte(base + cfg)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Summary
+	}
+	explicit := run("engine: {workers: {aggregated: {timing: {type: default}, kv_cache: {capacity: {type: default}}}}}")
+	omitted := run("")
+	if omitted["mean_ttft_ms"] != explicit["mean_ttft_ms"] {
+		t.Errorf("omitted timing gives TTFT %v, the roofline %v", omitted["mean_ttft_ms"], explicit["mean_ttft_ms"])
+	}
+	b200, rtx := run("engine: {hardware: b200}"), run("engine: {hardware: rtx_4090}")
+	if !(b200["mean_ttft_ms"] < omitted["mean_ttft_ms"] && omitted["mean_ttft_ms"] < rtx["mean_ttft_ms"]) {
+		t.Errorf("TTFT b200 %v, h100 %v, rtx_4090 %v: want faster GPUs faster", b200["mean_ttft_ms"], omitted["mean_ttft_ms"], rtx["mean_ttft_ms"])
+	}
+	fixed := run("engine: {workers: {aggregated: {timing: {prefill_ms: 100, decode_ms: 10}, kv_cache: {capacity: {blocks: 900}}}}}")
+	if fixed["mean_ttft_ms"] < 100 {
+		t.Errorf("timing with prefill_ms is fixed timing: TTFT %v", fixed["mean_ttft_ms"])
+	}
+	for _, c := range []struct{ cfg, want string }{
+		{"engine: {hardware: nope, workers: {aggregated: {timing: {type: polynomial}, kv_cache: {capacity: {blocks: 100}}}}}", `unknown hardware "nope" (known: a100_40gb`},
+		{"engine: {model: gpt-9, workers: {aggregated: {timing: {type: fixed, prefill_ms: 1}}}}", "gpt-9"},
+		{"engine: {workers: {aggregated: {kv_cache: {capacity: {type: default, blocks: 100}}}}}", "engine.workers.aggregated.kv_cache.capacity: blocks and bytes need type fixed"},
+	} {
+		_, err := Predict(Inputs{Config: []byte(base + c.cfg)}, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.cfg, err, c.want)
+		}
 	}
 }
