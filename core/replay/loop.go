@@ -281,6 +281,11 @@ func (l *Loop) settle() error {
 			}
 			l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i)})
 		}
+		if l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind > Arrival {
+			// Later-phase kinds (draining, removal, planner) get their
+			// handlers here as they gain producers.
+			return fmt.Errorf("replay: event kind %d has no handler", l.q.top().kind)
+		}
 		if !changed {
 			return nil
 		}
