@@ -39,6 +39,9 @@ test-go:
 # The public traces live in ../shared/traces beside the repository.
 TRACES ?= ../shared/traces
 BENCH_SET := --set engine.workers.aggregated.parallelism.replicas=8 --set engine.workers.aggregated.kv_cache.block_size=512
+# The timing and pool the whole-trace figures have always used, so they compare
+# across versions; each replay runs again under the default (roofline) timing.
+BENCH_POLY := --set engine.workers.aggregated.timing.type=polynomial --set engine.workers.aggregated.kv_cache.capacity.type=fixed --set engine.workers.aggregated.kv_cache.capacity.blocks=16384
 
 # Whole-trace replays (wall time, peak RSS, simulated output tokens per wall
 # second), then the Go benchmarks of the hot paths.
@@ -53,6 +56,8 @@ pgo:
 	$(GO) test -run '^$$' -bench Trace -benchtime 2x -o bin/sim.test -cpuprofile cmd/dynosim/default.pgo ./core/sim
 
 bench: bin/dynosim
+	bin/dynosim predict --trace $(TRACES)/mooncake/conversation_trace.jsonl $(BENCH_SET) $(BENCH_POLY) --format json --stats >/dev/null
+	bin/dynosim predict --trace $(TRACES)/azure/AzureLLMInferenceTrace_conv.csv $(BENCH_SET) $(BENCH_POLY) --format json --stats >/dev/null
 	bin/dynosim predict --trace $(TRACES)/mooncake/conversation_trace.jsonl $(BENCH_SET) --format json --stats >/dev/null
 	bin/dynosim predict --trace $(TRACES)/azure/AzureLLMInferenceTrace_conv.csv $(BENCH_SET) --format json --stats >/dev/null
 	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/... ./internal/...

@@ -17,7 +17,19 @@ func sharedTrace(tb testing.TB, rel string) []byte {
 	return data
 }
 
+// benchConfig pins the timing and pool the benchmarks have always used
+// (polynomial, 16,384 blocks) so figures compare across versions;
+// benchConfigRoofline is the same replay under the default timing model.
 const benchConfig = `
+engine:
+  workers:
+    aggregated:
+      parallelism: {replicas: 8}
+      kv_cache: {block_size: 512, capacity: {blocks: 16384}}
+      timing: {type: polynomial}
+`
+
+const benchConfigRoofline = `
 engine:
   workers:
     aggregated:
@@ -30,6 +42,12 @@ engine:
 // 512-token blocks: the issue's headline speed figure.
 func BenchmarkConversationTrace(b *testing.B) {
 	benchTrace(b, "mooncake/conversation_trace.jsonl", benchConfig)
+}
+
+// BenchmarkConversationTraceRoofline is the headline replay under the
+// default timing (roofline, pool sized from H100 memory).
+func BenchmarkConversationTraceRoofline(b *testing.B) {
+	benchTrace(b, "mooncake/conversation_trace.jsonl", benchConfigRoofline)
 }
 
 // BenchmarkAzureConvTrace replays the Azure conversation trace on 8 workers.
@@ -54,5 +72,5 @@ func benchTrace(b *testing.B, rel, cfg string) {
 // BenchmarkConversationTraceBlock64 is the page's default (64-token blocks):
 // eight times more blocks to hash, match and cache.
 func BenchmarkConversationTraceBlock64(b *testing.B) {
-	benchTrace(b, "mooncake/conversation_trace.jsonl", "engine: {workers: {aggregated: {parallelism: {replicas: 8}}}}")
+	benchTrace(b, "mooncake/conversation_trace.jsonl", "engine: {workers: {aggregated: {parallelism: {replicas: 8}, kv_cache: {capacity: {blocks: 16384}}, timing: {type: polynomial}}}}")
 }
