@@ -59,15 +59,16 @@ func TestGoldenEnginePaths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, "golden_"+g.name+".json", js)
-			checkGolden(t, "golden_"+g.name+"_requests.jsonl", rep.RequestsJSONL())
+			checkGolden(t, "golden/golden_"+g.name+".json", js)
+			checkGolden(t, "golden/golden_"+g.name+"_requests.jsonl", rep.RequestsJSONL())
 		})
 	}
 }
 
+// checkGolden compares got with testdata/name (-update rewrites it).
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
+	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)

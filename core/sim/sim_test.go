@@ -57,19 +57,7 @@ func TestGoldenReport(t *testing.T) {
 	if again := predictJSON(t, in); !bytes.Equal(js, again) {
 		t.Fatal("two runs differ")
 	}
-	path := filepath.Join("testdata", "golden_conversation_400_4w.json")
-	if *update {
-		if err := os.WriteFile(path, js, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./core/sim -update to create it)", err)
-	}
-	if !bytes.Equal(js, want) {
-		t.Fatalf("report differs from %s (if the change is intended, run go test ./core/sim -update and review the diff)", path)
-	}
+	checkGolden(t, "golden_conversation_400_4w.json", js)
 	var rep struct {
 		Summary map[string]float64 `json:"summary"`
 		Workers []struct {
