@@ -37,9 +37,6 @@ func (p *Pool) Register(copy int32, hash uint64, parent int32) (int32, bool) {
 	return copy, p.CachePrivate(copy, hash)
 }
 
-// SetOnRemove implements BlockPool.
-func (p *Pool) SetOnRemove(f func(uint64)) { p.OnRemove = f }
-
 // LineagePool is the KVBM-style G1 pool (spec §4.4, kvbm-logical with the
 // default lineage eviction backend). It differs from the native pool in two
 // ways that show in occupancy and events:
@@ -55,48 +52,26 @@ func (p *Pool) SetOnRemove(f func(uint64)) { p.OnRemove = f }
 //     never orphan a block in a router's index, while native LRU may evict a
 //     shared prefix whose suffixes are still resident.
 type LineagePool struct {
-	slots    []lslot
-	free     []int32
-	reserved int
-	inactive int
-	byHash   *idmap.Map
-	leaves   idHeap // evictable leaves by (tick, slot)
-	tick     uint64
-	onRemove func(uint64)
+	accounting
+	slots  []lslot
+	byHash *idmap.Map
+	leaves idHeap // evictable leaves by (tick, slot)
+	tick   uint64
 }
 
 type lslot struct {
-	hash       uint64
-	refs, pins int32
-	parent     int32
-	children   int32 // resident registered children
-	tick       uint64
-	state      slotState
+	hash uint64
+	holds
+	parent   int32
+	children int32 // resident registered children
+	tick     uint64
+	state    slotState
 }
 
 // NewLineagePool returns a pool of capacity slots.
 func NewLineagePool(capacity int) *LineagePool {
-	p := &LineagePool{slots: make([]lslot, capacity), free: make([]int32, capacity), byHash: idmap.New(capacity)}
-	for i := range p.free {
-		p.free[i] = int32(capacity - 1 - i)
-	}
-	return p
+	return &LineagePool{accounting: newAccounting(capacity), slots: make([]lslot, capacity), byHash: idmap.New(capacity)}
 }
-
-// Capacity implements BlockPool.
-func (p *LineagePool) Capacity() int { return len(p.slots) }
-
-// Free implements BlockPool.
-func (p *LineagePool) Free() int { return len(p.free) - p.reserved }
-
-// Active implements BlockPool.
-func (p *LineagePool) Active() int { return len(p.slots) - len(p.free) - p.inactive + p.reserved }
-
-// Inactive implements BlockPool.
-func (p *LineagePool) Inactive() int { return p.inactive }
-
-// SetOnRemove implements BlockPool.
-func (p *LineagePool) SetOnRemove(f func(uint64)) { p.onRemove = f }
 
 // Lookup implements BlockPool.
 func (p *LineagePool) Lookup(hash uint64) (int32, bool) {
@@ -111,7 +86,7 @@ func (p *LineagePool) MatchPrefix(hashes []uint64) (overlap, active int) {
 			break
 		}
 		overlap++
-		if s := &p.slots[c]; s.refs > 0 || s.pins > 0 {
+		if p.slots[c].held() {
 			active++
 		}
 	}
@@ -154,28 +129,20 @@ func (p *LineagePool) Reserve(prefix []int32, fresh int) bool {
 // Cancel implements BlockPool.
 func (p *LineagePool) Cancel(prefix []int32, unused int) {
 	for i := len(prefix) - 1; i >= 0; i-- {
-		s := &p.slots[prefix[i]]
-		s.pins--
-		if s.refs == 0 && s.pins == 0 {
-			p.retire(prefix[i])
+		if c := prefix[i]; p.slots[c].unpin() {
+			p.retire(c)
 		}
 	}
 	p.reserved -= unused
 }
 
 // Acquire implements BlockPool.
-func (p *LineagePool) Acquire(c int32) {
-	s := &p.slots[c]
-	s.pins--
-	s.refs++
-}
+func (p *LineagePool) Acquire(c int32) { p.slots[c].acquire() }
 
 // AllocatePrivate implements BlockPool.
 func (p *LineagePool) AllocatePrivate() int32 {
-	p.reserved--
-	c := p.free[len(p.free)-1]
-	p.free = p.free[:len(p.free)-1]
-	p.slots[c] = lslot{state: slotPrivate, refs: 1, parent: -1}
+	c := p.take()
+	p.slots[c] = lslot{state: slotPrivate, holds: holds{refs: 1}, parent: -1}
 	return c
 }
 
@@ -184,7 +151,7 @@ func (p *LineagePool) Register(c int32, hash uint64, parent int32) (int32, bool)
 	if e, found := p.byHash.GetOrPut(hash, c); found {
 		// Collapse onto the resident block; the duplicate slot is freed.
 		p.slots[c].state = slotFree
-		p.free = append(p.free, c)
+		p.recycle(c)
 		if p.isInactive(e) {
 			p.revive(e)
 		}
@@ -206,11 +173,10 @@ func (p *LineagePool) Release(c int32) {
 	s := &p.slots[c]
 	if s.state == slotPrivate {
 		s.state = slotFree
-		p.free = append(p.free, c)
+		p.recycle(c)
 		return
 	}
-	s.refs--
-	if s.refs == 0 && s.pins == 0 {
+	if s.drop() {
 		p.retire(c)
 	}
 }
@@ -237,9 +203,7 @@ func (p *LineagePool) evict(c int32) {
 	p.inactive--
 	s := &p.slots[c]
 	p.byHash.Delete(s.hash)
-	if p.onRemove != nil {
-		p.onRemove(s.hash)
-	}
+	p.removed(s.hash)
 	if par := s.parent; par >= 0 {
 		ps := &p.slots[par]
 		ps.children--
@@ -248,5 +212,5 @@ func (p *LineagePool) evict(c int32) {
 		}
 	}
 	*s = lslot{}
-	p.free = append(p.free, c)
+	p.recycle(c)
 }

@@ -67,7 +67,7 @@ func (m *Manager) Allocate(l *Lease, tokens, prefixBlocks int, seq []uint64) boo
 	if !m.Pool.Reserve(prefix, fresh) {
 		return false
 	}
-	m.flushRemoved()
+	m.removed = m.Events.removed(m.removed) // empty unless events are on
 	for _, c := range prefix {
 		m.Pool.Acquire(c)
 		l.Slots = append(l.Slots, c)
@@ -103,13 +103,7 @@ func (m *Manager) Finalize(l *Lease, before, after int, seq, local []uint64) {
 			ev = nil // an already visible block breaks the group
 			continue
 		}
-		if ev == nil {
-			ev = m.Events.add(Stored)
-			if i > 0 {
-				ev.Parent, ev.HasParent = seq[i-1], true
-			}
-		}
-		ev.Blocks = append(ev.Blocks, StoredBlock{BlockHash: seq[i], TokensHash: local[i]})
+		ev = m.Events.stored(ev, seq, i, local[i])
 	}
 	if to > l.finalized {
 		l.finalized = to
@@ -141,13 +135,4 @@ func (m *Manager) Truncate(l *Lease, blocks int) {
 		l.Slots = l.Slots[:blocks]
 		l.finalized = min(l.finalized, blocks)
 	}
-}
-
-func (m *Manager) flushRemoved() {
-	if len(m.removed) == 0 {
-		return
-	}
-	ev := m.Events.add(Removed)
-	ev.Removed = append(ev.Removed, m.removed...)
-	m.removed = m.removed[:0]
 }

@@ -13,17 +13,11 @@ import "github.com/dynosim/dynosim-web/internal/idmap"
 // All operations are O(1) except eviction, which is O(evicted), and lookups
 // of duplicate copies, which walk the (short) copy chain.
 type Pool struct {
-	slots    []slot
-	free     []int32 // stack of free slot ids
-	reserved int     // slots promised to reservations, not yet allocated
-	head     int32   // LRU head (oldest inactive), -1 if empty
-	tail     int32
-	inactive int
-	primary  *idmap.Map // hash → first copy
-
-	// OnRemove, if set, is called with each hash whose last copy was
-	// evicted, in eviction order.
-	OnRemove func(hash uint64)
+	accounting
+	slots   []slot
+	head    int32 // LRU head (oldest inactive), -1 if empty
+	tail    int32
+	primary *idmap.Map // hash → first copy
 }
 
 type slotState uint8
@@ -35,8 +29,8 @@ const (
 )
 
 type slot struct {
-	hash       uint64
-	refs, pins int32
+	hash uint64
+	holds
 	prev, next int32 // LRU links
 	nextCopy   int32 // next copy of the same hash
 	state      slotState
@@ -46,34 +40,14 @@ type slot struct {
 
 // NewPool returns a pool of capacity slots.
 func NewPool(capacity int) *Pool {
-	p := &Pool{
-		slots:   make([]slot, capacity),
-		free:    make([]int32, capacity),
-		head:    -1,
-		tail:    -1,
-		primary: idmap.New(capacity),
+	return &Pool{
+		accounting: newAccounting(capacity),
+		slots:      make([]slot, capacity),
+		head:       -1,
+		tail:       -1,
+		primary:    idmap.New(capacity),
 	}
-	for i := range p.free {
-		// Pop order: slot 0 first.
-		p.free[i] = int32(capacity - 1 - i)
-	}
-	return p
 }
-
-// Capacity is the number of slots.
-func (p *Pool) Capacity() int { return len(p.slots) }
-
-// Free is the number of slots neither occupied nor reserved.
-func (p *Pool) Free() int { return len(p.free) - p.reserved }
-
-// Active is the number of slots in use by requests: occupied slots that are
-// not inactive, plus reserved ones.
-func (p *Pool) Active() int {
-	return len(p.slots) - len(p.free) - p.inactive + p.reserved
-}
-
-// Inactive is the number of cached copies in the LRU list.
-func (p *Pool) Inactive() int { return p.inactive }
 
 // Lookup returns the primary copy of hash.
 func (p *Pool) Lookup(hash uint64) (copy int32, ok bool) {
@@ -81,10 +55,7 @@ func (p *Pool) Lookup(hash uint64) (copy int32, ok bool) {
 }
 
 // IsActive reports whether a copy is referenced or pinned.
-func (p *Pool) IsActive(copy int32) bool {
-	s := &p.slots[copy]
-	return s.refs > 0 || s.pins > 0
-}
+func (p *Pool) IsActive(copy int32) bool { return p.slots[copy].held() }
 
 // MatchPrefix walks hashes from the first block and returns how many leading
 // blocks are resident and how many of those are active.
@@ -137,24 +108,20 @@ func (p *Pool) Reserve(prefix []int32, fresh int) bool {
 // reserved slots.
 func (p *Pool) Cancel(prefix []int32, unused int) {
 	for i := len(prefix) - 1; i >= 0; i-- {
-		p.unpin(prefix[i])
+		if c := prefix[i]; p.slots[c].unpin() {
+			p.pushTail(c)
+		}
 	}
 	p.reserved -= unused
 }
 
 // Acquire turns a pin taken by Reserve into a reference.
-func (p *Pool) Acquire(copy int32) {
-	s := &p.slots[copy]
-	s.pins--
-	s.refs++
-}
+func (p *Pool) Acquire(copy int32) { p.slots[copy].acquire() }
 
 // AllocatePrivate consumes one reserved slot as a private copy.
 func (p *Pool) AllocatePrivate() int32 {
-	p.reserved--
-	c := p.free[len(p.free)-1]
-	p.free = p.free[:len(p.free)-1]
-	p.slots[c] = slot{state: slotPrivate, refs: 1, prev: -1, next: -1, nextCopy: -1}
+	c := p.take()
+	p.slots[c] = slot{state: slotPrivate, holds: holds{refs: 1}, prev: -1, next: -1, nextCopy: -1}
 	return c
 }
 
@@ -184,20 +151,11 @@ func (p *Pool) Release(copy int32) {
 	s := &p.slots[copy]
 	if s.state == slotPrivate {
 		s.state = slotFree
-		p.free = append(p.free, copy)
+		p.recycle(copy)
 		return
 	}
-	s.refs--
-	if s.refs == 0 && s.pins == 0 {
+	if s.drop() {
 		p.pushTail(copy)
-	}
-}
-
-func (p *Pool) unpin(c int32) {
-	s := &p.slots[c]
-	s.pins--
-	if s.refs == 0 && s.pins == 0 {
-		p.pushTail(c)
 	}
 }
 
@@ -240,9 +198,7 @@ func (p *Pool) evict(c int32) {
 		p.slots[s.nextCopy].primary = true
 	case s.primary:
 		p.primary.Delete(h)
-		if p.OnRemove != nil {
-			p.OnRemove(h)
-		}
+		p.removed(h)
 	default:
 		first, _ := p.primary.Get(h)
 		for q := first; q >= 0; q = p.slots[q].nextCopy {
@@ -253,5 +209,5 @@ func (p *Pool) evict(c int32) {
 		}
 	}
 	s.state = slotFree
-	p.free = append(p.free, c)
+	p.recycle(c)
 }

@@ -18,7 +18,7 @@ func cached(t *testing.T, p *Pool, hash uint64) int32 {
 
 type removals []uint64
 
-func (r *removals) attach(p *Pool) { p.OnRemove = func(h uint64) { *r = append(*r, h) } }
+func (r *removals) attach(p *Pool) { p.SetOnRemove(func(h uint64) { *r = append(*r, h) }) }
 
 // B1–B10: the native pool scenarios of spec §4.3.
 func TestPoolDuplicateCopies(t *testing.T) {

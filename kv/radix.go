@@ -8,10 +8,19 @@ package kv
 // pages first takes the last min(k, free) entries of the free list, in the
 // order they were freed, then fresh increasing page ids (the reference's
 // order, which decides which physical pages a request gets).
+//
+// With Publish, the pool also publishes the router-visible KV events of its
+// pages (spec §3.9), whether a request or the radix cache holds them.
 type PagePool struct {
 	total int
 	free  []int32
 	next  int32 // first never-used page id
+
+	log       *EventLog // nil: no events
+	tokenKeys bool
+	pageHash  []uint64         // block hash of each page holding a full page; 0: none
+	hashRefs  map[uint64]int32 // pages per block hash (visible while > 0)
+	removed   []uint64         // hashes whose last page went since the last Flush
 }
 
 // NewPagePool returns a pool of pages pages.
@@ -39,8 +48,74 @@ func (p *PagePool) Alloc(k int, dst []int32) ([]int32, bool) {
 	return dst, true
 }
 
-// Free returns pages to the pool.
-func (p *PagePool) Free(pages ...int32) { p.free = append(p.free, pages...) }
+// Free returns pages to the pool. When publishing, a block hash whose last
+// page goes is removed (published at the next Flush).
+func (p *PagePool) Free(pages ...int32) {
+	if p.log != nil {
+		p.unstore(pages)
+	}
+	p.free = append(p.free, pages...)
+}
+
+// Publish makes the pool publish KV events to log: a block hash is stored
+// when a first page holds it (Store) and removed when its last page is freed
+// (Free, then Flush). With tokenKeys the page keys given to Store are the
+// tokens of one-token pages, whose local hash the events carry.
+func (p *PagePool) Publish(log *EventLog, tokenKeys bool) {
+	p.log, p.tokenKeys = log, tokenKeys
+	p.pageHash = make([]uint64, p.total)
+	p.hashRefs = make(map[uint64]int32)
+}
+
+// Store records that pages[from:to] hold full, computed pages whose block
+// hashes are seq[from:to] and whose keys (local hashes) are keys[from:to]. A
+// hash whose first page this is becomes visible; consecutive new hashes form
+// one Stored event. Without Publish it does nothing.
+func (p *PagePool) Store(pages []int32, seq, keys []uint64, from, to int) {
+	if p.log != nil {
+		p.store(pages, seq, keys, from, to)
+	}
+}
+
+func (p *PagePool) store(pages []int32, seq, keys []uint64, from, to int) {
+	var ev *Event
+	for i := from; i < to; i++ {
+		pg, h := pages[i], seq[i]
+		if p.pageHash[pg] == h {
+			continue // a tree page the holder already shares
+		}
+		p.pageHash[pg] = h
+		p.hashRefs[h]++
+		if p.hashRefs[h] > 1 {
+			ev = nil
+			continue
+		}
+		local := keys[i]
+		if p.tokenKeys {
+			local = LocalHash([]uint32{uint32(local)})
+		}
+		ev = p.log.stored(ev, seq, i, local)
+	}
+}
+
+func (p *PagePool) unstore(pages []int32) {
+	for _, pg := range pages {
+		h := p.pageHash[pg]
+		if h == 0 {
+			continue
+		}
+		p.pageHash[pg] = 0
+		if p.hashRefs[h]--; p.hashRefs[h] == 0 {
+			delete(p.hashRefs, h)
+			p.removed = append(p.removed, h)
+		}
+	}
+}
+
+// Flush publishes the hashes removed since the last Flush as one Removed
+// event (none if there are none). The SGLang core flushes once per pass,
+// after its Stored events.
+func (p *PagePool) Flush() { p.removed = p.log.removed(p.removed) }
 
 // RadixRoot is the node id of the tree's root (the empty prefix).
 const RadixRoot int32 = 0
@@ -93,15 +168,19 @@ func (r *Radix) Protected() int { return r.protected }
 // Len is the number of cached tokens.
 func (r *Radix) Len() int { return r.evictable + r.protected }
 
-func (r *Radix) newNode(parent int32, keys []uint64, pages []int32, access uint64) int32 {
-	var id int32
+// allocNode returns an unused node slot, reusing freed ones first.
+func (r *Radix) allocNode() int32 {
 	if n := len(r.freeNodes); n > 0 {
-		id = r.freeNodes[n-1]
+		id := r.freeNodes[n-1]
 		r.freeNodes = r.freeNodes[:n-1]
-	} else {
-		id = int32(len(r.nodes))
-		r.nodes = append(r.nodes, rnode{})
+		return id
 	}
+	r.nodes = append(r.nodes, rnode{})
+	return int32(len(r.nodes) - 1)
+}
+
+func (r *Radix) newNode(parent int32, keys []uint64, pages []int32, access uint64) int32 {
+	id := r.allocNode()
 	r.nextID++
 	r.nodes[id] = rnode{parent: parent, keys: keys, pages: pages, access: access, id: r.nextID, live: true}
 	p := &r.nodes[parent]
@@ -190,14 +269,7 @@ func (r *Radix) split(c int32, k int) int32 {
 	old.keys, old.pages = keys[k:], pages[k:]
 	lock, access := old.lockRef, old.access
 	r.nextID++
-	var id int32
-	if n := len(r.freeNodes); n > 0 {
-		id = r.freeNodes[n-1]
-		r.freeNodes = r.freeNodes[:n-1]
-	} else {
-		id = int32(len(r.nodes))
-		r.nodes = append(r.nodes, rnode{})
-	}
+	id := r.allocNode()
 	r.nodes[id] = rnode{parent: parent, keys: nk, pages: np, lockRef: lock, access: access, id: r.nextID, live: true,
 		children: map[uint64]int32{r.nodes[c].keys[0]: c}}
 	r.nodes[c].parent = id
@@ -295,8 +367,8 @@ func (r *Radix) Unlock(node int32) {
 
 // Evict frees at least pages pages (when that many are evictable) from the
 // least recently used unlocked leaves, trimming a leaf's newest pages when
-// only part of it is needed, and appends the freed pages to freed (callers
-// that publish KV events map them back to block hashes).
+// only part of it is needed, and appends the freed pages to freed (for the
+// caller to return to the PagePool, which publishes their removal).
 func (r *Radix) Evict(pages int, freed []int32) []int32 {
 	for pages > 0 && r.leaves.len() > 0 {
 		c := r.leaves.min()

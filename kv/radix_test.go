@@ -26,6 +26,52 @@ func TestR1PagePool(t *testing.T) {
 	}
 }
 
+// The page pool publishes a block hash when its first page holds it and
+// removes it when its last page is freed, at the next Flush; a run of new
+// hashes is one Stored event, broken by a hash already visible.
+func TestPagePoolEvents(t *testing.T) {
+	log := &EventLog{DPRank: 2}
+	p := NewPagePool(8)
+	p.Publish(log, false)
+	seq, keys := []uint64{101, 102, 103}, []uint64{1, 2, 3}
+	a, _ := p.Alloc(3, nil)
+	p.Store(a, seq, keys, 0, 3)
+	b, _ := p.Alloc(3, nil) // a second request computing the same blocks
+	p.Store(b, seq, keys, 0, 2)
+	p.Store(b, []uint64{101, 102, 204}, []uint64{1, 2, 4}, 2, 3)
+	p.Store(a, seq, keys, 0, 3) // pages already holding their hash
+	p.Free(a...)
+	p.Flush()
+	p.Free(b...)
+	p.Flush()
+	p.Flush()
+	ev := log.Drain()
+	want := []Event{
+		{ID: 0, DPRank: 2, Kind: Stored, Blocks: []StoredBlock{{101, 1}, {102, 2}, {103, 3}}},
+		{ID: 1, DPRank: 2, Kind: Stored, Parent: 102, HasParent: true, Blocks: []StoredBlock{{204, 4}}},
+		{ID: 2, DPRank: 2, Kind: Removed, Removed: []uint64{103}},
+		{ID: 3, DPRank: 2, Kind: Removed, Removed: []uint64{101, 102, 204}},
+	}
+	if len(ev) != len(want) {
+		t.Fatalf("events %+v", ev)
+	}
+	for i := range want {
+		e, w := ev[i], want[i]
+		if e.ID != w.ID || e.DPRank != w.DPRank || e.Kind != w.Kind || e.Parent != w.Parent || e.HasParent != w.HasParent ||
+			!slices.Equal(e.Blocks, w.Blocks) || !slices.Equal(e.Removed, w.Removed) {
+			t.Fatalf("event %d: %+v, want %+v", i, e, w)
+		}
+	}
+	// With one-token pages the keys are the tokens; events carry their hash.
+	p = NewPagePool(1)
+	p.Publish(log, true)
+	c, _ := p.Alloc(1, nil)
+	p.Store(c, []uint64{9}, []uint64{42}, 0, 1)
+	if ev := log.Drain(); len(ev) != 1 || ev[0].Blocks[0].TokensHash != LocalHash([]uint32{42}) {
+		t.Fatalf("page-1 events %+v", ev)
+	}
+}
+
 // R2, R3: match/insert/split on page 1, and insert idempotence.
 func TestR2R3MatchInsertSplit(t *testing.T) {
 	r := NewRadix(1)

@@ -1,0 +1,74 @@
+package kv
+
+// accounting is the slot bookkeeping the native pool (Pool) and the lineage
+// pool (LineagePool) share: a stack of free slot ids, the slots promised to
+// reservations but not yet allocated, the number of inactive cached slots
+// and the removal hook. The pools differ only in how they find, keep and
+// evict inactive slots (LRU list, leaf heap).
+type accounting struct {
+	capacity int
+	free     []int32 // stack of free slot ids
+	reserved int     // slots promised to reservations, not yet allocated
+	inactive int
+	onRemove func(hash uint64)
+}
+
+func newAccounting(capacity int) accounting {
+	a := accounting{capacity: capacity, free: make([]int32, capacity)}
+	for i := range a.free {
+		// Pop order: slot 0 first.
+		a.free[i] = int32(capacity - 1 - i)
+	}
+	return a
+}
+
+// Capacity is the number of slots.
+func (a *accounting) Capacity() int { return a.capacity }
+
+// Free is the number of slots neither occupied nor reserved.
+func (a *accounting) Free() int { return len(a.free) - a.reserved }
+
+// Active is the number of slots in use by requests: occupied slots that are
+// not inactive, plus reserved ones.
+func (a *accounting) Active() int { return a.capacity - len(a.free) - a.inactive + a.reserved }
+
+// Inactive is the number of cached slots nobody references or pins.
+func (a *accounting) Inactive() int { return a.inactive }
+
+// SetOnRemove sets the function called with each hash whose last copy was
+// evicted, in eviction order.
+func (a *accounting) SetOnRemove(f func(hash uint64)) { a.onRemove = f }
+
+// take consumes one reserved slot and returns its id.
+func (a *accounting) take() int32 {
+	a.reserved--
+	c := a.free[len(a.free)-1]
+	a.free = a.free[:len(a.free)-1]
+	return c
+}
+
+// recycle returns slot c to the free stack.
+func (a *accounting) recycle(c int32) { a.free = append(a.free, c) }
+
+// removed reports that the last copy of hash was evicted.
+func (a *accounting) removed(hash uint64) {
+	if a.onRemove != nil {
+		a.onRemove(hash)
+	}
+}
+
+// holds counts the holders of a cached slot: references (requests using
+// it) and pins (reservations about to). A cached slot with neither is
+// inactive.
+type holds struct{ refs, pins int32 }
+
+func (h *holds) held() bool { return h.refs > 0 || h.pins > 0 }
+
+// acquire turns a pin into a reference.
+func (h *holds) acquire() { h.pins--; h.refs++ }
+
+// unpin drops a pin and reports whether the slot became inactive.
+func (h *holds) unpin() bool { h.pins--; return h.refs == 0 && h.pins == 0 }
+
+// drop drops a reference and reports whether the slot became inactive.
+func (h *holds) drop() bool { h.refs--; return h.refs == 0 && h.pins == 0 }
