@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/engine"
 	"gopkg.in/yaml.v3"
 )
 
@@ -168,7 +169,7 @@ func Default() Config {
 	role := func(seqs int) Role {
 		return Role{
 			Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1},
-			Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: seqs, Preemption: "lifo", ChunkedPrefill: true},
+			Scheduler:   Scheduler{MaxBatchedTokens: engine.DefaultMaxBatchedTokens, MaxSequences: seqs, Preemption: "lifo", ChunkedPrefill: true},
 			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", Capacity: Capacity{MemoryFraction: 0.9}},
 			Timing:      Timing{Speedup: 1, DecodeSpeedup: 1},
 			SGLang:      DefaultSGLang(),
@@ -181,7 +182,7 @@ func Default() Config {
 		},
 		Engine: Engine{
 			Mode: "aggregated", Backend: "vllm", Model: "llama-3.1-8b", Hardware: "h100_sxm",
-			Workers:     Workers{Aggregated: role(256), Prefill: role(1), Decode: role(256)},
+			Workers:     Workers{Aggregated: role(engine.DefaultMaxSeqs), Prefill: role(1), Decode: role(engine.DefaultMaxSeqs)},
 			Speculation: DefaultSpeculation(),
 		},
 		Router:    Router{Policy: "round_robin", OverlapScoreCredit: 1, PrefillLoadScale: 1},
@@ -227,9 +228,59 @@ func Parse(name string, data []byte, sets []string) (Config, error) {
 		r.resolve()
 	}
 	if err := cfg.Validate(); err != nil {
+		path, _, _ := strings.Cut(err.Error(), ": ")
+		if line := nodeLine(root, path); line > 0 {
+			return cfg, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		return cfg, fmt.Errorf("%s: %w", name, err)
 	}
 	return cfg, nil
+}
+
+func unline(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		unline(c)
+	}
+}
+
+// nodeLine is the line of the YAML key (or list item) at path
+// ("a.b[2].c"), 0 when the path was not written (a default or a --set).
+func nodeLine(n *yaml.Node, path string) int {
+	line := 0
+	for _, key := range strings.Split(path, ".") {
+		key, idx, _ := strings.Cut(key, "[")
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		if n.Kind != yaml.MappingNode {
+			return 0
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line, next = n.Content[i].Line, n.Content[i+1]
+			}
+		}
+		if next == nil || line == 0 || next.Line == 0 {
+			return 0 // not written, or given by a --set
+		}
+		n = next
+		for idx != "" {
+			var s string
+			s, idx, _ = strings.Cut(idx, "[")
+			i, err := strconv.Atoi(strings.TrimSuffix(s, "]"))
+			if n.Kind == yaml.AliasNode {
+				n = n.Alias
+			}
+			if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
+				return 0
+			}
+			n = n.Content[i]
+			line = n.Line
+		}
+	}
+	return line
 }
 
 var lineRe = regexp.MustCompile(`^yaml: (?:unmarshal errors:\n\s*)?`)
@@ -368,6 +419,7 @@ func applySet(root *yaml.Node, s string) error {
 	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
 	if v.Kind == yaml.DocumentNode && len(v.Content) == 1 {
 		value = v.Content[0]
+		unline(value) // a --set value has no line in the file
 	}
 	n := root
 	keys := strings.Split(path, ".")

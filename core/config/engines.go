@@ -2,7 +2,8 @@ package config
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/dynosim/dynosim-web/core/engine"
 )
 
 // SGLang holds the SGLang scheduler's knobs (spec §3.1), under
@@ -16,12 +17,19 @@ type SGLang struct {
 	ScheduleConservativeness float64 `yaml:"schedule_conservativeness" json:"schedule_conservativeness"`
 }
 
-// DefaultSGLang returns the reference defaults.
+// DefaultSGLang returns the engine's defaults (engine.DefaultSGLang).
 func DefaultSGLang() SGLang {
-	return SGLang{SchedulePolicy: "fifo", MaxPrefillTokens: 16384, ChunkedPrefillSize: 8192, ClipMaxNewTokens: 4096, ScheduleConservativeness: 1}
+	d := engine.DefaultSGLang()
+	return SGLang{
+		SchedulePolicy: "fifo", MaxPrefillTokens: d.MaxPrefillTokens, ChunkedPrefillSize: d.ChunkedPrefillSize,
+		ClipMaxNewTokens: d.ClipMaxNewTokens, ScheduleConservativeness: d.Conservativeness,
+	}
 }
 
-func (s *SGLang) validate(path string, blockSize int) error {
+// validate checks what the engine cannot: the policy names, and that the
+// budgets are given (the engine reads 0 as its default; the YAML has the
+// default written in Default).
+func (s *SGLang) validate(path string) error {
 	path += ".sglang"
 	switch {
 	case s.SchedulePolicy != "fifo" && s.SchedulePolicy != "fcfs" && s.SchedulePolicy != "lpm":
@@ -30,12 +38,8 @@ func (s *SGLang) validate(path string, blockSize int) error {
 		return fmt.Errorf("%s.max_prefill_tokens: must be ≥ 1, got %d", path, s.MaxPrefillTokens)
 	case s.ChunkedPrefillSize < 1:
 		return fmt.Errorf("%s.chunked_prefill_size: must be ≥ 1, got %d", path, s.ChunkedPrefillSize)
-	case blockSize > 0 && s.ChunkedPrefillSize%blockSize != 0:
-		return fmt.Errorf("%s.chunked_prefill_size: must be a multiple of kv_cache.block_size (the page size, %d), got %d", path, blockSize, s.ChunkedPrefillSize)
 	case s.ClipMaxNewTokens < 1:
 		return fmt.Errorf("%s.clip_max_new_tokens: must be ≥ 1, got %d", path, s.ClipMaxNewTokens)
-	case math.IsNaN(s.ScheduleConservativeness) || s.ScheduleConservativeness < 0 || s.ScheduleConservativeness > 1:
-		return fmt.Errorf("%s.schedule_conservativeness: must be in [0, 1], got %v", path, s.ScheduleConservativeness)
 	}
 	return nil
 }
@@ -56,6 +60,8 @@ func DefaultSpeculation() Speculation { return Speculation{Kind: "none", Seed: 4
 // Enabled reports whether speculation is on.
 func (s *Speculation) Enabled() bool { return s.Kind != "none" }
 
+// validate checks the kind, the engine's bounds (engine.NormalizeAcceptRates)
+// and the cross-section rule on decode_speedup.
 func (s *Speculation) validate(decodeSpeedup float64) error {
 	const p = "engine.speculation"
 	switch s.Kind {
@@ -65,13 +71,8 @@ func (s *Speculation) validate(decodeSpeedup float64) error {
 	default:
 		return fmt.Errorf("%s.kind: must be one of none, mtp, eagle, got %q", p, s.Kind)
 	}
-	if s.NumSpeculativeTokens < 1 || s.NumSpeculativeTokens > 5 {
-		return fmt.Errorf("%s.num_speculative_tokens: must be in 1..5, got %d", p, s.NumSpeculativeTokens)
-	}
-	for i, r := range s.AcceptanceRates {
-		if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 || r > 1 {
-			return fmt.Errorf("%s.acceptance_rates[%d]: must be a finite number in [0, 1], got %v", p, i, r)
-		}
+	if _, err := engine.NormalizeAcceptRates(s.NumSpeculativeTokens, s.AcceptanceRates); err != nil {
+		return engineErr(p, err)
 	}
 	if decodeSpeedup != 1 {
 		return fmt.Errorf("%s: needs engine.workers.aggregated.timing.decode_speedup = 1 (bursts model the speed-up), got %v", p, decodeSpeedup)

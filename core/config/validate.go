@@ -1,9 +1,13 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/timing"
 )
 
 func oneOf(path, v string, allowed ...string) error {
@@ -74,29 +78,91 @@ func (c *Config) Validate() error {
 	if err := c.Engine.Speculation.validate(c.Engine.Workers.Aggregated.Timing.DecodeSpeedup); err != nil {
 		return err
 	}
-	return c.Engine.Workers.Aggregated.validate("engine.workers.aggregated", c.Engine.Backend)
+	return c.validateRole("engine.workers.aggregated", &c.Engine.Workers.Aggregated)
 }
 
-func (r *Role) validate(path, backend string) error {
-	p, s, k, tm := r.Parallelism, r.Scheduler, r.KVCache, r.Timing
-	bs := r.BlockSize(backend)
+// enginePaths maps an engine.FieldError field to its path below a role
+// (fields not listed keep their name: sglang.chunked_prefill_size).
+var enginePaths = map[string]string{
+	"block_size":         "kv_cache.block_size",
+	"max_batched_tokens": "scheduler.max_batched_tokens",
+	"max_sequences":      "scheduler.max_sequences",
+	"max_model_len":      "scheduler.max_model_len",
+	"decode_speedup":     "timing.decode_speedup",
+}
+
+// engineErr reports an engine check below path.
+func engineErr(path string, err error) error {
+	var fe *engine.FieldError
+	if !errors.As(err, &fe) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	f := fe.Field
+	if p, ok := enginePaths[f]; ok {
+		f = p
+	}
+	return fmt.Errorf("%s.%s: %s", path, f, fe.Msg)
+}
+
+// policyOf is the engine policy of a backend name.
+func policyOf(backend string) engine.Policy {
+	switch backend {
+	case "trtllm":
+		return engine.TRTLLM
+	case "sglang":
+		return engine.SGLang
+	}
+	return engine.VLLM
+}
+
+// EngineConfig is the engine configuration of role: its settings, without
+// the pool size, the timing model and the seed, which the simulator derives.
+func (c *Config) EngineConfig(role *Role) engine.Config {
+	ec := engine.Config{
+		Policy:           policyOf(c.Engine.Backend),
+		BlockSize:        role.BlockSize(c.Engine.Backend),
+		NumBlocks:        role.KVCache.Capacity.Blocks,
+		MaxBatchedTokens: role.Scheduler.MaxBatchedTokens,
+		MaxSeqs:          role.Scheduler.MaxSequences,
+		ChunkedPrefill:   role.Scheduler.ChunkedPrefill,
+		PrefixCaching:    role.KVCache.PrefixCaching,
+		MaxModelLen:      role.Scheduler.MaxModelLen,
+		Scale:            timing.Scale{Speedup: role.Timing.Speedup, DecodeSpeedup: role.Timing.DecodeSpeedup},
+	}
+	if ec.Policy == engine.SGLang {
+		sg := role.SGLang
+		ec.SGLang = engine.SGLangConfig{
+			MaxPrefillTokens: sg.MaxPrefillTokens, ChunkedPrefillSize: sg.ChunkedPrefillSize,
+			ClipMaxNewTokens: sg.ClipMaxNewTokens, Conservativeness: sg.ScheduleConservativeness,
+		}
+		if sg.SchedulePolicy == "lpm" {
+			ec.SGLang.Schedule = engine.LPM
+		}
+	}
+	if role.Scheduler.Preemption == "fifo" {
+		ec.Preemption = engine.FIFO
+	}
+	if role.KVCache.G1Backend == "kvbm" {
+		ec.G1 = engine.KVBMG1 // the SGLang core keeps its radix cache
+	}
+	if sp := c.Engine.Speculation; sp.Enabled() {
+		ec.Spec = engine.Speculation{NextN: sp.NumSpeculativeTokens, AcceptRates: sp.AcceptanceRates, Seed: sp.Seed}
+	}
+	return ec
+}
+
+// validateRole checks what is about the YAML (the enums, 0 meaning a
+// default, the capacity and timing types) and leaves the engine settings to
+// engine.Config.ValidateSettings.
+func (c *Config) validateRole(path string, r *Role) error {
+	p, k, tm := r.Parallelism, r.KVCache, r.Timing
 	switch {
 	case p.Replicas < 1:
 		return fmt.Errorf("%s.parallelism.replicas: must be ≥ 1, got %d", path, p.Replicas)
 	case p.Tensor < 1 || p.Pipeline < 1 || p.AttentionData < 1 || p.MoETensor < 1 || p.MoEExpert < 1:
 		return fmt.Errorf("%s.parallelism: tensor, pipeline, attention_data, moe_tensor and moe_expert must be ≥ 1", path)
-	case s.MaxBatchedTokens < 0:
-		return fmt.Errorf("%s.scheduler.max_batched_tokens: must be ≥ 0 (0 = unbounded), got %d", path, s.MaxBatchedTokens)
-	case s.MaxSequences < 0:
-		return fmt.Errorf("%s.scheduler.max_sequences: must be ≥ 0 (0 = unbounded), got %d", path, s.MaxSequences)
-	case s.MaxModelLen < 0:
-		return fmt.Errorf("%s.scheduler.max_model_len: must be ≥ 0, got %d", path, s.MaxModelLen)
-	case s.MaxModelLen > 0 && backend != "vllm":
-		return fmt.Errorf("%s.scheduler.max_model_len: only supported by the vllm backend", path)
 	case k.BlockSize < 0:
 		return fmt.Errorf("%s.kv_cache.block_size: must be ≥ 0 (0 = backend default), got %d", path, k.BlockSize)
-	case backend != "sglang" && bs < 2:
-		return fmt.Errorf("%s.kv_cache.block_size: must be ≥ 2 for %s, got %d", path, backend, bs)
 	case k.Capacity.Type == "fixed" && k.Capacity.Blocks < 1 && k.Capacity.Bytes <= 0:
 		return fmt.Errorf("%s.kv_cache.capacity.blocks: must be ≥ 1, got %d", path, k.Capacity.Blocks)
 	case k.Capacity.Type == "default" && (k.Capacity.Blocks != 0 || k.Capacity.Bytes != 0):
@@ -112,13 +178,17 @@ func (r *Role) validate(path, backend string) error {
 	case r.StartupSeconds < 0:
 		return fmt.Errorf("%s.startup_seconds: must be ≥ 0", path)
 	}
-	if backend == "sglang" {
-		if err := r.SGLang.validate(path, bs); err != nil {
+	if c.Engine.Backend == "sglang" {
+		if err := r.SGLang.validate(path); err != nil {
 			return err
 		}
 	}
+	ec := c.EngineConfig(r)
+	if err := ec.ValidateSettings(); err != nil {
+		return engineErr(path, err)
+	}
 	for _, err := range []error{
-		oneOf(path+".scheduler.preemption", s.Preemption, "lifo", "fifo"),
+		oneOf(path+".scheduler.preemption", r.Scheduler.Preemption, "lifo", "fifo"),
 		oneOf(path+".kv_cache.g1_backend", k.G1Backend, "native", "kvbm"),
 		oneOf(path+".kv_cache.capacity.type", k.Capacity.Type, "fixed", "default"),
 		oneOf(path+".timing.type", tm.Type, "polynomial", "fixed", "profile", "default"),
@@ -156,18 +226,12 @@ func (r *Role) resolve() {
 }
 
 // BlockSize is the engine block size: the configured one, or the backend's
-// default (vLLM 64, TensorRT-LLM 32, SGLang 1).
+// default (engine.DefaultBlockSize).
 func (r *Role) BlockSize(backend string) int {
 	if r.KVCache.BlockSize > 0 {
 		return r.KVCache.BlockSize
 	}
-	switch backend {
-	case "trtllm":
-		return 32
-	case "sglang":
-		return 1
-	}
-	return 64
+	return engine.DefaultBlockSize(policyOf(backend))
 }
 
 // GPUs is the number of GPUs one worker of the role uses.

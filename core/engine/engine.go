@@ -172,34 +172,93 @@ type Config struct {
 	Prefill          *Handoff     // non-nil: a disaggregated prefill worker
 }
 
+// FieldError is a failed check of one engine setting. Field is the
+// setting's stable key, its YAML name under a worker role ("block_size",
+// "max_batched_tokens", "sglang.chunked_prefill_size") or under
+// speculation ("num_speculative_tokens", "acceptance_rates[1]"); front ends
+// map it to their own path.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// String is the backend name of the policy: vllm, trtllm or sglang.
+func (p Policy) String() string {
+	switch p {
+	case TRTLLM:
+		return "trtllm"
+	case SGLang:
+		return "sglang"
+	}
+	return "vllm"
+}
+
+// DefaultBlockSize is the policy's default block (page) size: vLLM 64,
+// TensorRT-LLM 32, SGLang 1.
+func DefaultBlockSize(p Policy) int {
+	switch p {
+	case TRTLLM:
+		return 32
+	case SGLang:
+		return 1
+	}
+	return 64
+}
+
+// Default scheduler budgets (vLLM's max_num_batched_tokens, max_num_seqs).
+const (
+	DefaultMaxBatchedTokens = 8192
+	DefaultMaxSeqs          = 256
+)
+
 // Validate checks a config.
 func (c *Config) Validate() error {
+	if err := c.ValidateSettings(); err != nil {
+		return err
+	}
+	switch {
+	case c.NumBlocks < 1:
+		return fieldErr("capacity", "must be ≥ 1 block, got %d", c.NumBlocks)
+	case c.Model == nil:
+		return fieldErr("timing", "no model")
+	}
+	return nil
+}
+
+// ValidateSettings checks the settings a user gives (everything but the
+// pool size and the timing model, which are derived); its errors are
+// *FieldError.
+func (c *Config) ValidateSettings() error {
 	if c.Spec.NextN != 0 {
 		if _, err := NormalizeAcceptRates(c.Spec.NextN, c.Spec.AcceptRates); err != nil {
-			return fmt.Errorf("speculation: %w", err)
+			return err
 		}
 		if d := c.Scale.DecodeSpeedup; d != 0 && d != 1 {
-			return fmt.Errorf("decode_speedup: must be 1 with speculative decoding (bursts model the speed-up), got %v", d)
+			return fieldErr("decode_speedup", "must be 1 with speculative decoding (bursts model the speed-up), got %v", d)
 		}
+	}
+	switch {
+	case c.Policy == SGLang && c.BlockSize < 1:
+		return fieldErr("block_size", "must be ≥ 1 for sglang (its page size), got %d", c.BlockSize)
+	case c.Policy != SGLang && c.BlockSize < 2:
+		return fieldErr("block_size", "must be ≥ 2 for %s, got %d", c.Policy, c.BlockSize)
+	case c.MaxBatchedTokens < 0:
+		return fieldErr("max_batched_tokens", "must be ≥ 0 (0 = unbounded), got %d", c.MaxBatchedTokens)
+	case c.MaxSeqs < 0:
+		return fieldErr("max_sequences", "must be ≥ 0 (0 = unbounded), got %d", c.MaxSeqs)
+	case c.MaxModelLen < 0:
+		return fieldErr("max_model_len", "must be ≥ 0, got %d", c.MaxModelLen)
+	case c.MaxModelLen > 0 && c.Policy != VLLM:
+		return fieldErr("max_model_len", "only supported by the vllm backend")
 	}
 	if c.Policy == SGLang {
 		return c.validateSGLang()
-	}
-	switch {
-	case c.BlockSize < 2:
-		return fmt.Errorf("block_size: must be ≥ 2 for the vLLM/TensorRT-LLM core, got %d", c.BlockSize)
-	case c.NumBlocks < 1:
-		return fmt.Errorf("capacity: must be ≥ 1 block, got %d", c.NumBlocks)
-	case c.MaxBatchedTokens < 0:
-		return fmt.Errorf("max_batched_tokens: must be ≥ 0, got %d", c.MaxBatchedTokens)
-	case c.MaxSeqs < 0:
-		return fmt.Errorf("max_sequences: must be ≥ 0, got %d", c.MaxSeqs)
-	case c.MaxModelLen < 0:
-		return fmt.Errorf("max_model_len: must be ≥ 0, got %d", c.MaxModelLen)
-	case c.Policy == TRTLLM && c.MaxModelLen > 0:
-		return fmt.Errorf("max_model_len: not supported by the trtllm backend")
-	case c.Model == nil:
-		return fmt.Errorf("timing: no model")
 	}
 	return nil
 }

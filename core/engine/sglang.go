@@ -55,20 +55,10 @@ func (c SGLangConfig) withDefaults() SGLangConfig {
 func (c *Config) validateSGLang() error {
 	sg := c.SGLang.withDefaults()
 	switch {
-	case c.BlockSize < 1:
-		return fmt.Errorf("block_size: must be ≥ 1 for sglang (its page size), got %d", c.BlockSize)
-	case c.NumBlocks < 1:
-		return fmt.Errorf("capacity: must be ≥ 1 block, got %d", c.NumBlocks)
-	case c.MaxSeqs < 0:
-		return fmt.Errorf("max_sequences: must be ≥ 0, got %d", c.MaxSeqs)
-	case c.MaxModelLen != 0:
-		return fmt.Errorf("max_model_len: not supported by the sglang backend")
 	case sg.ChunkedPrefillSize%c.BlockSize != 0:
-		return fmt.Errorf("sglang.chunked_prefill_size: must be a multiple of the page size %d, got %d", c.BlockSize, sg.ChunkedPrefillSize)
+		return fieldErr("sglang.chunked_prefill_size", "must be a multiple of kv_cache.block_size (the page size, %d), got %d", c.BlockSize, sg.ChunkedPrefillSize)
 	case math.IsNaN(sg.Conservativeness) || sg.Conservativeness < 0 || sg.Conservativeness > 1:
-		return fmt.Errorf("sglang.schedule_conservativeness: must be in [0, 1], got %v", sg.Conservativeness)
-	case c.Model == nil:
-		return fmt.Errorf("timing: no model")
+		return fieldErr("sglang.schedule_conservativeness", "must be in [0, 1], got %v", sg.Conservativeness)
 	}
 	return nil
 }
@@ -121,10 +111,7 @@ type SGLangCore struct {
 	spec  *sampler
 	total int // pages
 
-	events   *kv.EventLog
-	pageHash []uint64         // block hash of each physical page holding a full page; 0: none
-	hashRefs map[uint64]int32 // physical pages per block hash (published while > 0)
-	removed  []uint64
+	events *kv.EventLog // the pool's KV events (nil: off), drained every pass
 
 	waiting deque[*sgReq]
 	running []*sgReq
@@ -170,8 +157,8 @@ func NewSGLang(cfg Config) (*SGLangCore, error) {
 	c.ratio = c.initRatio
 	if cfg.Events && cfg.PrefixCaching {
 		c.events = &kv.EventLog{DPRank: cfg.DPRank}
-		c.pageHash = make([]uint64, cfg.NumBlocks)
-		c.hashRefs = make(map[uint64]int32)
+		// With page size 1 the page keys are the tokens (addPage).
+		c.pool.Publish(c.events, cfg.BlockSize == 1)
 	}
 	return c, nil
 }
@@ -343,7 +330,7 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	p.Signals = append(p.Signals, rejected...)
 	p.End = now + prefill + decode
 	if c.events != nil {
-		c.flushRemoved()
+		c.pool.Flush()
 		p.Events = c.events.Drain()
 	}
 	f := &p.FPM
@@ -588,7 +575,7 @@ func (c *SGLangCore) cacheUpTo(r *sgReq, full int) {
 	var end int32
 	spare := (r.remaining() + c.page - 1) / c.page // decode extends the leaf in place
 	_, end, disp = c.tree.InsertFrom(r.node, r.keys[r.cached:full], r.pages[r.cached:full], r.locked, spare, disp)
-	c.freePages(disp)
+	c.pool.Free(disp...)
 	c.scratch = disp[:0]
 	if end != r.node || !r.locked {
 		c.tree.Lock(end)
@@ -603,7 +590,7 @@ func (c *SGLangCore) cacheUpTo(r *sgReq, full int) {
 // release frees r's private pages from index keep on and its lock.
 func (c *SGLangCore) release(r *sgReq, keep int) {
 	from := max(r.cached, keep)
-	c.freePages(r.pages[from:])
+	c.pool.Free(r.pages[from:]...)
 	r.pages = r.pages[:0]
 	if r.locked {
 		c.tree.Unlock(r.node)
@@ -757,70 +744,15 @@ func (c *SGLangCore) firstSignal(r *sgReq) int {
 	return r.cachedPrefix
 }
 
-// publish records that pages [from, to) of r hold full, computed pages:
-// a block hash whose first physical page this is becomes router-visible
-// (spec §3.9). Consecutive new hashes form one Stored event.
+// publish records that pages [from, to) of r hold full, computed pages
+// (spec §3.9): the pool publishes the hashes that became visible.
 func (c *SGLangCore) publish(r *sgReq, from, to int) {
-	if c.events == nil {
-		return
-	}
-	var ev *kv.Event
-	for i := from; i < to; i++ {
-		pg, h := r.pages[i], r.hashes[i]
-		if c.pageHash[pg] == h {
-			continue // a tree page r already shares
-		}
-		c.pageHash[pg] = h
-		c.hashRefs[h]++
-		if c.hashRefs[h] > 1 {
-			ev = nil
-			continue
-		}
-		if ev == nil {
-			ev = c.events.Add(kv.Stored)
-			if i > 0 {
-				ev.Parent, ev.HasParent = r.hashes[i-1], true
-			}
-		}
-		local := r.keys[i]
-		if c.page == 1 {
-			local = kv.LocalHash([]uint32{uint32(local)})
-		}
-		ev.Blocks = append(ev.Blocks, kv.StoredBlock{BlockHash: h, TokensHash: local})
-	}
-}
-
-// freePages returns pages to the pool; a block hash whose last physical
-// page goes is reported removed.
-func (c *SGLangCore) freePages(pages []int32) {
-	if c.events != nil {
-		for _, pg := range pages {
-			h := c.pageHash[pg]
-			if h == 0 {
-				continue
-			}
-			c.pageHash[pg] = 0
-			if c.hashRefs[h]--; c.hashRefs[h] == 0 {
-				delete(c.hashRefs, h)
-				c.removed = append(c.removed, h)
-			}
-		}
-	}
-	c.pool.Free(pages...)
+	c.pool.Store(r.pages, r.hashes, r.keys, from, to)
 }
 
 // evict frees pages pages from the tree's least recently used leaves.
 func (c *SGLangCore) evict(pages int) {
 	freed := c.tree.Evict(pages, c.scratch[:0])
-	c.freePages(freed)
+	c.pool.Free(freed...)
 	c.scratch = freed[:0]
-}
-
-func (c *SGLangCore) flushRemoved() {
-	if len(c.removed) == 0 {
-		return
-	}
-	ev := c.events.Add(kv.Removed)
-	ev.Removed = append(ev.Removed, c.removed...)
-	c.removed = c.removed[:0]
 }

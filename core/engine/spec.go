@@ -35,7 +35,7 @@ const MaxNextN = 5
 // default.
 func NormalizeAcceptRates(nextn int, rates []float64) ([]float64, error) {
 	if nextn < 1 || nextn > MaxNextN {
-		return nil, fmt.Errorf("num_speculative_tokens: must be in 1..%d, got %d", MaxNextN, nextn)
+		return nil, fieldErr("num_speculative_tokens", "must be in 1..%d, got %d", MaxNextN, nextn)
 	}
 	if rates == nil {
 		rates = DefaultAcceptRates
@@ -43,7 +43,7 @@ func NormalizeAcceptRates(nextn int, rates []float64) ([]float64, error) {
 	out := make([]float64, nextn)
 	for i, r := range rates {
 		if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 || r > 1 {
-			return nil, fmt.Errorf("acceptance_rates[%d]: must be a finite number in [0, 1], got %v", i, r)
+			return nil, fieldErr(fmt.Sprintf("acceptance_rates[%d]", i), "must be a finite number in [0, 1], got %v", r)
 		}
 		if i < nextn {
 			out[i] = r

@@ -307,40 +307,7 @@ func loadKind(cfg *config.Config) replay.Load {
 }
 
 func engineConfig(cfg *config.Config, role *config.Role, in Inputs) (engine.Config, error) {
-	backend := cfg.Engine.Backend
-	ec := engine.Config{
-		BlockSize:        role.BlockSize(backend),
-		NumBlocks:        role.KVCache.Capacity.Blocks,
-		MaxBatchedTokens: role.Scheduler.MaxBatchedTokens,
-		MaxSeqs:          role.Scheduler.MaxSequences,
-		ChunkedPrefill:   role.Scheduler.ChunkedPrefill,
-		PrefixCaching:    role.KVCache.PrefixCaching,
-		MaxModelLen:      role.Scheduler.MaxModelLen,
-		Scale:            timing.Scale{Speedup: role.Timing.Speedup, DecodeSpeedup: role.Timing.DecodeSpeedup},
-	}
-	switch backend {
-	case "trtllm":
-		ec.Policy = engine.TRTLLM
-	case "sglang":
-		ec.Policy = engine.SGLang
-		sg := role.SGLang
-		ec.SGLang = engine.SGLangConfig{
-			MaxPrefillTokens: sg.MaxPrefillTokens, ChunkedPrefillSize: sg.ChunkedPrefillSize,
-			ClipMaxNewTokens: sg.ClipMaxNewTokens, Conservativeness: sg.ScheduleConservativeness,
-		}
-		if sg.SchedulePolicy == "lpm" {
-			ec.SGLang.Schedule = engine.LPM
-		}
-	}
-	if role.Scheduler.Preemption == "fifo" {
-		ec.Preemption = engine.FIFO
-	}
-	if role.KVCache.G1Backend == "kvbm" {
-		ec.G1 = engine.KVBMG1 // the SGLang core keeps its radix cache
-	}
-	if sp := cfg.Engine.Speculation; sp.Enabled() {
-		ec.Spec = engine.Speculation{NextN: sp.NumSpeculativeTokens, AcceptRates: sp.AcceptanceRates, Seed: sp.Seed}
-	}
+	ec := cfg.EngineConfig(role)
 	if err := timingAndCapacity(cfg, role, in, &ec); err != nil {
 		return ec, err
 	}
