@@ -60,9 +60,10 @@ func DefaultSpeculation() Speculation { return Speculation{Kind: "none", Seed: 4
 // Enabled reports whether speculation is on.
 func (s *Speculation) Enabled() bool { return s.Kind != "none" }
 
-// validate checks the kind, the engine's bounds (engine.NormalizeAcceptRates)
-// and the cross-section rule on decode_speedup.
-func (s *Speculation) validate(decodeSpeedup float64) error {
+// validate checks the kind and the engine's bounds
+// (engine.NormalizeAcceptRates); the engine's role check adds the rule on
+// timing.decode_speedup.
+func (s *Speculation) validate() error {
 	const p = "engine.speculation"
 	switch s.Kind {
 	case "none":
@@ -73,9 +74,6 @@ func (s *Speculation) validate(decodeSpeedup float64) error {
 	}
 	if _, err := engine.NormalizeAcceptRates(s.NumSpeculativeTokens, s.AcceptanceRates); err != nil {
 		return engineErr(p, err)
-	}
-	if decodeSpeedup != 1 {
-		return fmt.Errorf("%s: needs engine.workers.aggregated.timing.decode_speedup = 1 (bursts model the speed-up), got %v", p, decodeSpeedup)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ func TestEngineBlocks(t *testing.T) {
 		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 6}}`, "num_speculative_tokens"},
 		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 2, acceptance_rates: [1.1]}}`, "acceptance_rates[0]"},
 		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 2, acceptance_rates: [.nan]}}`, "acceptance_rates[0]"},
-		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 1}, workers: {aggregated: {timing: {decode_speedup: 2}}}}`, "decode_speedup = 1"},
+		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 1}, workers: {aggregated: {timing: {decode_speedup: 2}}}}`, "engine.workers.aggregated.timing.decode_speedup: must be 1 with speculative decoding"},
 		{`engine: {speculation: {kind: medusa}}`, "speculation.kind"},
 		{`engine: {mode: disaggregated, backend: trtllm}`, "not supported with backend trtllm"},
 		{`engine: {workers: {aggregated: {kv_cache: {g1_backend: kvbm}}}}`, ""},

@@ -75,7 +75,7 @@ func (c *Config) Validate() error {
 	} else if t.Load.Type == "trace_timestamps" {
 		return fmt.Errorf("traffic.load.type: trace_timestamps needs a trace source")
 	}
-	if err := c.Engine.Speculation.validate(c.Engine.Workers.Aggregated.Timing.DecodeSpeedup); err != nil {
+	if err := c.Engine.Speculation.validate(); err != nil {
 		return err
 	}
 	return c.validateRole("engine.workers.aggregated", &c.Engine.Workers.Aggregated)
