@@ -523,3 +523,42 @@ func TestReadmissionReportsItsOwnReuse(t *testing.T) {
 		t.Fatalf("admissions of the preempted request reused %v tokens; want 0 first, then its cached blocks", reuse)
 	}
 }
+
+// Found by the invariant fuzzer: a waiting request whose allocation failed
+// preempted a running one, whose requeue at the front of the queue then
+// stood where the admitted request was popped from: one request was lost,
+// another completed twice. A waiting request now waits instead.
+func TestWaitingRequestNeverPreempts(t *testing.T) {
+	cfg := Config{BlockSize: 2, NumBlocks: 5, ChunkedPrefill: true, PrefixCaching: true, Model: timing.Polynomial{}}
+	c := mustCore(t, cfg)
+	d := driver{c: c}
+	if err := c.Submit(Request{ID: 1, Prompt: []uint32{1, 2, 3, 4}, Planned: []uint32{5}}); err != nil {
+		t.Fatal(err)
+	}
+	d.drain(t, 10)
+	if err := c.Submit(Request{ID: 2, Prompt: []uint32{1, 2, 3, 4}, Planned: []uint32{5, 6, 7, 8, 9, 10}}); err != nil {
+		t.Fatal(err)
+	}
+	done := map[uint64]int{}
+	tokens := map[uint64]int{}
+	count := func(p *Pass) {
+		for _, s := range p.Signals {
+			if s.HasToken {
+				tokens[s.ID]++
+			}
+			if s.Completed {
+				done[s.ID]++
+			}
+		}
+	}
+	for range 3 {
+		count(d.step())
+	}
+	submit(t, c, 3, []uint32{1, 2, 3, 4, 5, 6}, 2)
+	for _, p := range d.drain(t, 100) {
+		count(&p)
+	}
+	if done[2] != 1 || done[3] != 1 || tokens[2] != 6 || tokens[3] != 2 {
+		t.Fatalf("completions %v tokens %v: want each request once with its own output", done, tokens)
+	}
+}

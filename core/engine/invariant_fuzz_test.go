@@ -77,7 +77,7 @@ const fzAvoidSpecLivelock = true
 // 1 = [1 2 3 4] planned [5], drained; request 2 = [1 2 3 4] planned
 // [5 … 10], three passes; request 3 = [1 … 6], two outputs. Set it to false
 // to reproduce.
-const fzSkipWaitingPreemption = true
+const fzSkipWaitingPreemption = false
 
 // fzSkipIdleRecompute skips inputs that hit a known bug of the
 // vLLM-shaped core: a pass whose only work is recomputing generated tokens of

@@ -132,9 +132,10 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 	}
 	after := before + desired
 	for !c.kv.Allocate(&s.lease, after, cached/bs, s.hashes) {
-		if c.cfg.Policy == TRTLLM {
+		if c.cfg.Policy == TRTLLM || fromWaiting {
 			// GUARANTEED_NO_EVICT never preempts: its admission reserved
-			// the room, so this cannot happen; schedule nothing.
+			// the room. A waiting request never preempts a running one
+			// (as in vLLM v1; its admission counted the room): it waits.
 			return blocked
 		}
 		v := c.preempt()
@@ -261,6 +262,13 @@ func (c *Core) prefixCost(s *seq) cost {
 		// MTP/Eagle recompute: the draft head needs the hidden states of
 		// the last cached block, so one more block is recomputed (P1).
 		cs.cached -= bs
+	}
+	if cs.cached < overlap*bs {
+		// Only active blocks inside the prefix that is reused count: with
+		// duplicate copies an active block may sit past an inactive one,
+		// in the part that is recomputed.
+		_, active = c.kv.Match(s.hashes[:cs.cached/bs])
+		cs.activeCached = active * bs
 	}
 	cs.activeCached = min(cs.activeCached, cs.cached)
 	return cs
