@@ -328,6 +328,7 @@ type Core struct {
 	// per-pass state
 	budget      int
 	preempted   bool
+	worked      bool // this pass computed tokens
 	cursor      int
 	batchCount  int
 	batchISL    int

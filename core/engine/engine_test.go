@@ -562,3 +562,24 @@ func TestWaitingRequestNeverPreempts(t *testing.T) {
 		t.Fatalf("completions %v tokens %v: want each request once with its own output", done, tokens)
 	}
 }
+
+// Found by the invariant fuzzer: a pass that only recomputed a readmitted
+// request's generated tokens (no prompt tokens, no signal) reported itself
+// idle, so a driver would stall the worker until new work arrived.
+func TestRecomputeOnlyPassIsBusy(t *testing.T) {
+	c := mustCore(t, Config{BlockSize: 2, NumBlocks: 4, MaxBatchedTokens: 2, ChunkedPrefill: true, Model: timing.Polynomial{}})
+	submit(t, c, 1, []uint32{100}, 5)
+	submit(t, c, 2, []uint32{200}, 5)
+	d := driver{c: c}
+	for i := 0; !c.Empty(); i++ {
+		if i == 100 {
+			t.Fatal("core not empty")
+		}
+		if p := d.step(); !p.Busy {
+			t.Fatalf("pass %d is not busy with %v running, %v waiting", i+1, c.RunningIDs(), c.WaitingIDs())
+		}
+	}
+	if c.Metrics().Preemptions == 0 {
+		t.Fatal("the setup no longer preempts")
+	}
+}

@@ -87,7 +87,7 @@ const fzSkipWaitingPreemption = false
 // Smallest case: block size 2, 4 blocks, max_batched_tokens 2, chunked, no
 // caching; requests [100] and [200] with 5 outputs each; pass 6 (0-based).
 // Set it to false to reproduce.
-const fzSkipIdleRecompute = true
+const fzSkipIdleRecompute = false
 
 // fzSkipSGLangEventOrder skips inputs that hit a known bug of the SGLang
 // core's KV events: hashes whose last page is freed are published as Removed

@@ -27,7 +27,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 	c.tokens, c.rejected, c.ready = c.tokens[:0], c.rejected[:0], c.ready[:0]
 	c.batchCount, c.batchISL, c.batchPrefix = 0, 0, 0
 	c.fpmPrefill, c.fpmDecode = welford{}, welford{}
-	c.preempted = false
+	c.preempted, c.worked = false, false
 	c.budget = c.cfg.MaxBatchedTokens
 	if c.budget == 0 {
 		c.budget = math.MaxInt
@@ -88,7 +88,9 @@ func (c *Core) Step(now timing.Time) *Pass {
 	p.Metrics = c.Metrics()
 	// A pass that only preempted still changed the state: the next pass
 	// re-admits from the front of the queue, so the worker is not stuck.
-	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 || c.preempted {
+	// So did one that computed tokens but no prompt tokens (a readmitted
+	// request recomputing its generated ones: free under the timing model).
+	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 || c.preempted || c.worked {
 		p.Busy = true
 	}
 	c.free = append(c.free, c.dead...)
@@ -170,6 +172,7 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 		c.running = append(c.running, s)
 	}
 	c.budget -= desired
+	c.worked = c.worked || desired > 0
 	return scheduled
 }
 
