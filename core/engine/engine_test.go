@@ -583,3 +583,27 @@ func TestRecomputeOnlyPassIsBusy(t *testing.T) {
 		t.Fatal("the setup no longer preempts")
 	}
 }
+
+// Found by the invariant fuzzer: with speculation, a request whose burst
+// reservation could not fit even in an otherwise empty pool preempted
+// itself in every pass, forever. Its bursts are now bounded by the pool.
+func TestSpeculationNearFullPoolCompletes(t *testing.T) {
+	cfg := cfg4(8, 0, 0, false)
+	cfg.BlockSize = 2
+	cfg.Spec = Speculation{NextN: 2, AcceptRates: []float64{1, 1}, Seed: 1}
+	c := mustCore(t, cfg)
+	submit(t, c, 1, span(0, 16), 1)
+	submit(t, c, 2, span(100, 114), 3)
+	d := driver{c: c}
+	tokens := map[uint64]int{}
+	for _, p := range d.drain(t, 50) {
+		for _, s := range p.Signals {
+			if s.HasToken {
+				tokens[s.ID]++
+			}
+		}
+	}
+	if tokens[1] != 1 || tokens[2] != 3 {
+		t.Fatalf("tokens %v, want 1 and 3", tokens)
+	}
+}

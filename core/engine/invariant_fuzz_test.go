@@ -62,7 +62,7 @@ const (
 // room and preempts it, every pass, forever, and each pass reports Busy
 // (smallest case: block size 2, 8 blocks, NextN 2, a 16-token prompt with
 // MaxOutput 1). Set it to false to reproduce.
-const fzAvoidSpecLivelock = true
+const fzAvoidSpecLivelock = false
 
 // fzSkipWaitingPreemption skips inputs that hit a known bug of the
 // vLLM-shaped core over the native pool with prefix caching. Admission

@@ -353,7 +353,7 @@ func (c *Core) emit() timing.Time {
 	for _, s := range c.ready {
 		b := 1
 		if c.spec != nil {
-			b = c.spec.burst(s.remaining(c.cfg.MaxModelLen))
+			b = c.spec.burst(c.burstLimit(s))
 		}
 		before := s.length
 		done := false
@@ -394,6 +394,21 @@ func (c *Core) emit() timing.Time {
 	return d
 }
 
+// burstLimit is the most tokens s may emit in one forward: what it may still
+// generate, and no more than the pool holds the KV of (all but the last
+// emitted token need KV). Without the second bound a request near the whole
+// pool preempted itself in every pass, forever.
+func (c *Core) burstLimit(s *seq) int {
+	room := c.cfg.NumBlocks*c.cfg.BlockSize - s.length
+	return min(s.remaining(c.cfg.MaxModelLen), room+1)
+}
+
+// burstReserve is the KV, in tokens, that s reserves before a burst:
+// min(nextn+1, remaining) more tokens (spec §2.7), within the pool.
+func (c *Core) burstReserve(s *seq, nextn int) int {
+	return min(s.length+min(nextn+1, c.burstLimit(s)), c.cfg.NumBlocks*c.cfg.BlockSize)
+}
+
 // reserveBursts grows every ready request's lease, in one shot, by the
 // blocks for min(nextn+1, remaining) more tokens, preempting as usual when
 // the pool is short (spec §2.7). It reports false if the room cannot be
@@ -403,12 +418,12 @@ func (c *Core) reserveBursts() bool {
 	for {
 		need := 0
 		for _, s := range c.ready {
-			target := (s.length + min(k+1, s.remaining(c.cfg.MaxModelLen)) + bs - 1) / bs
+			target := (c.burstReserve(s, k) + bs - 1) / bs
 			need += max(0, target-len(s.lease.Slots))
 		}
 		if c.kv.CanGrow(need) {
 			for _, s := range c.ready {
-				c.kv.Allocate(&s.lease, s.length+min(k+1, s.remaining(c.cfg.MaxModelLen)), 0, s.hashes)
+				c.kv.Allocate(&s.lease, c.burstReserve(s, k), 0, s.hashes)
 			}
 			return true
 		}
