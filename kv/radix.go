@@ -78,6 +78,10 @@ func (p *PagePool) Store(pages []int32, seq, keys []uint64, from, to int) {
 }
 
 func (p *PagePool) store(pages []int32, seq, keys []uint64, from, to int) {
+	// Removals from evictions earlier in the pass go out first, so a hash
+	// evicted and stored again in one pass ends stored at the router (as
+	// the block manager flushes its removals after each allocation).
+	p.Flush()
 	var ev *Event
 	for i := from; i < to; i++ {
 		pg, h := pages[i], seq[i]
@@ -113,8 +117,8 @@ func (p *PagePool) unstore(pages []int32) {
 }
 
 // Flush publishes the hashes removed since the last Flush as one Removed
-// event (none if there are none). The SGLang core flushes once per pass,
-// after its Stored events.
+// event (none if there are none). Store flushes before it stores, and the
+// SGLang core once more at the end of each pass.
 func (p *PagePool) Flush() { p.removed = p.log.removed(p.removed) }
 
 // RadixRoot is the node id of the tree's root (the empty prefix).

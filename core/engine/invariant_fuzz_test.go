@@ -97,7 +97,7 @@ const fzSkipIdleRecompute = false
 // size 1, 6 pages, caching and events; [7] and then [20 … 24] finish with no
 // output; then [30] and [7 8] arrive together. Set it to false to
 // reproduce.
-const fzSkipSGLangEventOrder = true
+const fzSkipSGLangEventOrder = false
 
 // fzReader hands out the fuzz input byte by byte, then zeros.
 type fzReader struct {

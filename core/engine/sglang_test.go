@@ -557,3 +557,19 @@ func TestSGLangSmallPrefillBudget(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// Found by the invariant fuzzer: a page evicted and stored again in one pass
+// went out as Stored then Removed (removals waited for the end of the
+// pass), so the router forgot a page the tree holds. rankDriver checks the
+// stream.
+func TestSGLangEvictAndRestoreInOnePass(t *testing.T) {
+	c := mustSG(t, sgcfg(1, 6, 8))
+	d := rankDriver{t: t, c: c}
+	sgSubmit(t, c, 1, []uint32{7}, 0)
+	d.drain(10)
+	sgSubmit(t, c, 2, span(20, 25), 0)
+	d.drain(10)
+	sgSubmit(t, c, 3, []uint32{30}, 0)
+	sgSubmit(t, c, 4, []uint32{7, 8}, 0)
+	d.drain(10)
+}
