@@ -55,49 +55,6 @@ const (
 	fzMaxOutput    = 50
 )
 
-// fzAvoidSpecLivelock keeps vLLM requests with speculation within
-// prompt + output ≤ pool tokens. Beyond that the vLLM core livelocks: once
-// length + min(nextn+1, remaining) tokens exceed the pool while the known
-// blocks still fit, admission admits the request, reserveBursts cannot make
-// room and preempts it, every pass, forever, and each pass reports Busy
-// (smallest case: block size 2, 8 blocks, NextN 2, a 16-token prompt with
-// MaxOutput 1). Set it to false to reproduce.
-const fzAvoidSpecLivelock = false
-
-// fzSkipWaitingPreemption skips inputs that hit a known bug of the
-// vLLM-shaped core over the native pool with prefix caching. Admission
-// credits min(active, cached) prefix blocks as already held, but the native
-// pool's active blocks need not lead the overlap (the recompute rule and MTP
-// recompute a duplicate copy of a cached block, whose primary then goes
-// inactive while a later block stays active), so it can admit a request
-// whose Allocate then fails. schedule then preempts a running request for a
-// waiting one and pops the waiting front, which is now the victim: the
-// victim is lost and the admitted request sits in both queues (completing
-// twice). Smallest case: block size 2, 5 blocks, caching, chunked; request
-// 1 = [1 2 3 4] planned [5], drained; request 2 = [1 2 3 4] planned
-// [5 … 10], three passes; request 3 = [1 … 6], two outputs. Set it to false
-// to reproduce.
-const fzSkipWaitingPreemption = false
-
-// fzSkipIdleRecompute skips inputs that hit a known bug of the
-// vLLM-shaped core: a pass whose only work is recomputing generated tokens of
-// a readmitted preempted request (no prompt tokens, so no prefill batch, no
-// emission) reports Busy false and ends at once, although the request runs
-// on in the next pass; the replay loop then parks the worker as stalled.
-// Smallest case: block size 2, 4 blocks, max_batched_tokens 2, chunked, no
-// caching; requests [100] and [200] with 5 outputs each; pass 6 (0-based).
-// Set it to false to reproduce.
-const fzSkipIdleRecompute = false
-
-// fzSkipSGLangEventOrder skips inputs that hit a known bug of the SGLang
-// core's KV events: hashes whose last page is freed are published as Removed
-// only at the end of the pass, while Stored events go out at once, so a
-// hash evicted and recomputed in one pass is re-stored (still visible) and
-// then removed: the router loses a block the tree holds. Smallest case: page
-// size 1, 6 pages, caching and events; [7] and then [20 … 24] finish with no
-// output; then [30] and [7 8] arrive together. Set it to false to
-// reproduce.
-const fzSkipSGLangEventOrder = false
 
 // fzReader hands out the fuzz input byte by byte, then zeros.
 type fzReader struct {
@@ -316,11 +273,6 @@ func (h *fzHarness) submit(r *fzReader) {
 	for j := 0; len(prompt) < n; j++ {
 		prompt = append(prompt, 50_000_000+uint32(id)*1000+uint32(j))
 	}
-	if c := h.s.cfg; fzAvoidSpecLivelock && c.Policy == VLLM && c.Spec.NextN > 0 {
-		if capTok := c.NumBlocks * c.BlockSize; n <= capTok {
-			out = min(out, capTok-n)
-		}
-	}
 	q := Request{ID: id, Prompt: prompt, MaxOutput: out}
 	if a&4 != 0 {
 		q.Planned = make([]uint32, out)
@@ -361,9 +313,6 @@ func (h *fzHarness) step(dt timing.Time) *Pass {
 		if c, ok := rk.(*Core); ok && !c.pass.Busy && c.pass.Start == h.now {
 			for _, s := range c.running {
 				if s.pass == c.passID && s.passTokens > 0 {
-					if fzSkipIdleRecompute {
-						h.t.Skipf("known bug (fzSkipIdleRecompute): request %d computed %d tokens in a pass that is not busy", s.id, s.passTokens)
-					}
 					h.failf("request %d computed %d tokens in a pass that is not busy", s.id, s.passTokens)
 				}
 			}
@@ -510,9 +459,6 @@ func (h *fzHarness) checkPass(p *Pass) {
 			}
 			for _, b := range e.Blocks {
 				if x.blocks[b.BlockHash] {
-					if fzSkipSGLangEventOrder && h.s.cfg.Policy == SGLang {
-						h.t.Skipf("known bug (fzSkipSGLangEventOrder): rank %d re-stored %x", e.DPRank, b.BlockHash)
-					}
 					h.failf("rank %d re-stored %x", e.DPRank, b.BlockHash)
 				}
 				x.blocks[b.BlockHash] = true
@@ -566,9 +512,6 @@ func (h *fzHarness) checkCore(rank int, c *Core) {
 	}
 	for _, id := range h.order {
 		if q := h.reqs[id]; q.rank == rank && !q.done && !present[id] {
-			if fzSkipWaitingPreemption && c.cfg.Policy == VLLM && c.cfg.G1 == NativeG1 && c.cfg.PrefixCaching {
-				h.t.Skipf("known bug (fzSkipWaitingPreemption): request %d lost from the queues", id)
-			}
 			h.failf("rank %d: request %d is held (no terminal signal) but in no queue", rank, id)
 		}
 	}
@@ -803,12 +746,10 @@ func (h *fzHarness) checkPublished(rank int, r *sgReq) {
 // drain steps without new work until every request has terminated.
 func (h *fzHarness) drain() {
 	for i := 0; !h.empty(); i++ {
-		h.skipOutgrown()
 		if i == fzMaxDrainPass {
 			h.failf("not drained after %d passes: %+v", i, h.metrics())
 		}
 		if p := h.step(0); !p.Busy && !h.empty() {
-			h.skipOutgrown()
 			h.failf("stuck: a pass without work while holding %+v", p.Metrics)
 		}
 	}
@@ -832,27 +773,6 @@ func (h *fzHarness) drain() {
 	}
 	if m := h.metrics(); m.Running != 0 || m.Waiting != 0 {
 		h.failf("drained core reports %+v", m)
-	}
-}
-
-// skipOutgrown skips an input that left an SGLang runner which outgrew the
-// whole pool (prompt + output > pool tokens, admitted because only
-// ClipMaxNewTokens of its output is reserved). By design it stops emitting
-// so the driver reports it ("cannot make progress") instead of spinning;
-// the requests queued behind it never run. (Known wrinkle: an empty-prompt
-// request arriving behind it is admitted and retracted in every pass, so
-// the passes turn busy at zero duration and a driver spins instead.)
-func (h *fzHarness) skipOutgrown() {
-	for _, rk := range h.ranks {
-		c, ok := rk.(*SGLangCore)
-		if !ok {
-			continue
-		}
-		for _, r := range c.running {
-			if n := min(h.maxBurst, r.remaining()); n > 0 && (r.length+n+c.page-1)/c.page > c.total {
-				h.t.Skipf("SGLang request %d (%d + %d tokens) outgrew the %d-token pool", r.id, r.promptLen, r.maxOutput, c.total*c.page)
-			}
-		}
 	}
 }
 

@@ -407,6 +407,13 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 	}
 	for len(c.batch) < slots && c.waiting.len() > 0 {
 		r := c.waiting.front()
+		if !r.fresh && r.remaining() > 0 && c.room(r) < 1 {
+			// It could never decode again (it outgrew the pool while
+			// running: see decode). A fresh prompt past the pool is the
+			// reference's chunked case (S3) and meets stuck instead.
+			c.reject(r, rejected)
+			continue
+		}
 		extend := r.length - r.materialized
 		if extend == 0 {
 			// An empty prompt: nothing to prefill, it decodes at once.
@@ -491,12 +498,17 @@ func (c *SGLangCore) stuck(r *sgReq, rejected *[]Signal) bool {
 		// the head gets another try with their memory evictable.
 		return true
 	}
+	c.reject(r, rejected)
+	return true
+}
+
+// reject ends the waiting head r without running it further.
+func (c *SGLangCore) reject(r *sgReq, rejected *[]Signal) {
 	c.waiting.popFront()
 	c.release(r, 0)
 	c.live--
 	*rejected = append(*rejected, Signal{ID: r.id, Completed: true, Rejected: true, Cached: -1})
 	c.pass.Busy = true
-	return true
 }
 
 // releaseWaiting drops the KV holds of waiting requests from index from on,
@@ -619,6 +631,23 @@ func (c *SGLangCore) decode() timing.Time {
 	if c.spec != nil {
 		burst = len(c.spec.rates) + 1
 	}
+	// A runner that outgrew the whole pool can never decode again: it is
+	// retracted, and its re-admission rejects it once nothing else runs
+	// (as the vLLM core rejects a preempted request past the pool).
+	// Without this it either stalled the rank or, with a newcomer beside
+	// it, had the newcomer retracted in every pass at zero duration.
+	keep = c.running[:0]
+	for _, r := range c.running {
+		if c.room(r) < 1 {
+			c.retract(r)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	c.running = keep
+	if len(c.running) == 0 {
+		return 0
+	}
 	growth := 0
 	for _, r := range c.running {
 		growth += c.growth(r, burst)
@@ -663,7 +692,7 @@ func (c *SGLangCore) decode() timing.Time {
 	for _, r := range c.running {
 		b := 1
 		if c.spec != nil {
-			b = c.spec.burst(r.remaining())
+			b = c.spec.burst(min(r.remaining(), c.room(r)))
 		}
 		full, before := len(r.keys), r.length
 		done := false
@@ -712,7 +741,13 @@ func (c *SGLangCore) decode() timing.Time {
 
 // growth is the number of pages r needs to decode up to burst tokens.
 func (c *SGLangCore) growth(r *sgReq, burst int) int {
-	return max(0, (r.length+min(burst, r.remaining())+c.page-1)/c.page-len(r.pages))
+	return max(0, (r.length+min(burst, r.remaining(), c.room(r))+c.page-1)/c.page-len(r.pages))
+}
+
+// room is how many more tokens r may hold within the whole pool: decoding
+// b tokens needs pages for length + b. Bursts are bounded by it.
+func (c *SGLangCore) room(r *sgReq) int {
+	return c.pool.Total()*c.page - r.length
 }
 
 // retract frees r's pages beyond its cached prefix and unlocks its path,

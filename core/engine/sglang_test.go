@@ -573,3 +573,34 @@ func TestSGLangEvictAndRestoreInOnePass(t *testing.T) {
 	sgSubmit(t, c, 4, []uint32{7, 8}, 0)
 	d.drain(10)
 }
+
+// Found by the invariant fuzzer: a runner that outgrew the whole pool (only
+// ClipMaxNewTokens of its output is reserved at admission) stalled the
+// rank, and an empty-prompt newcomer beside it was retracted in every pass
+// at zero duration. The runner is now retracted and rejected; the newcomer
+// runs.
+func TestSGLangRunnerPastThePoolIsRejected(t *testing.T) {
+	cfg := sgcfg(1, 8, 8)
+	cfg.SGLang.ClipMaxNewTokens = 1
+	c := mustSG(t, cfg)
+	d := rankDriver{t: t, c: c}
+	sgSubmit(t, c, 1, span(1, 5), 10)
+	for range 3 {
+		d.step()
+	}
+	sgSubmit(t, c, 2, nil, 2)
+	status := map[uint64]string{}
+	for _, p := range d.drain(100) {
+		if !p.Busy && !c.Empty() {
+			t.Fatal("a pass without work while holding requests")
+		}
+		for _, s := range p.Signals {
+			if s.Completed {
+				status[s.ID] = map[bool]string{true: "rejected", false: "completed"}[s.Rejected]
+			}
+		}
+	}
+	if status[1] != "rejected" || status[2] != "completed" {
+		t.Fatalf("terminal %v, want 1 rejected (it outgrew the pool) and 2 completed", status)
+	}
+}
