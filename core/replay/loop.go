@@ -67,6 +67,12 @@ type wstate struct {
 	held     int  // requests submitted and not yet terminal
 	inflight *engine.Pass
 	stats    report.WorkerStats
+	// seen is the load the router may see: the worker's state as of its
+	// last pass end, plus the requests placed on it since. A busy worker's
+	// engine already holds the in-flight pass's decisions (requests it
+	// will complete), which must not be visible before the pass ends.
+	seen  router.Load
+	since int // requests placed since the in-flight pass started
 }
 
 // reqInfo is what the loop keeps of a released request, by id − 1.
@@ -110,12 +116,9 @@ type poolState struct {
 	first int
 }
 
-func (p *poolState) Workers() int    { return len(p.Pool.Workers) }
-func (p *poolState) Ranks(w int) int { return len(p.Pool.Workers[w].Ranks) }
-func (p *poolState) Load(w int) router.Load {
-	m := p.Pool.Workers[w].Metrics()
-	return router.Load{Running: m.Running, Waiting: m.Waiting, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
-}
+func (p *poolState) Workers() int           { return len(p.Pool.Workers) }
+func (p *poolState) Ranks(w int) int        { return len(p.Pool.Workers[w].Ranks) }
+func (p *poolState) Load(w int) router.Load { return p.l.ws[p.first+w].seen }
 
 // New returns a loop at virtual time 0. Requests enter the first pool.
 func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
@@ -129,8 +132,8 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	}
 	for i, p := range pools {
 		l.pools = append(l.pools, poolState{Pool: p, l: l, first: len(l.ws)})
-		for w := range p.Workers {
-			l.ws = append(l.ws, wstate{pool: i, index: w})
+		for w, wk := range p.Workers {
+			l.ws = append(l.ws, wstate{pool: i, index: w, seen: router.Load{TotalBlocks: wk.Metrics().TotalBlocks}})
 		}
 	}
 	for i := range l.pools {
@@ -271,6 +274,7 @@ func (l *Loop) settle() error {
 			st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
 			st.inflight = p
 			st.busy = true
+			st.since = 0
 			if p.End == l.now {
 				if !p.Busy {
 					st.stalled = true // nothing can change until new work arrives
@@ -298,6 +302,8 @@ func (l *Loop) apply(i int) {
 	st := &l.ws[i]
 	p := st.inflight
 	st.busy, st.inflight = false, nil
+	m := p.Metrics
+	st.seen = router.Load{Running: m.Running, Waiting: m.Waiting + st.since, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
 	pool := &l.pools[st.pool]
 	if len(p.Events) > 0 {
 		pool.Router.Observe(st.index, p.Events)
@@ -403,6 +409,8 @@ func (l *Loop) place(id uint64, at timing.Time) (bool, error) {
 		return false, fmt.Errorf("replay: %s worker %d: %w", pool.Name, pl.Worker, err)
 	}
 	st := &l.ws[w]
+	st.seen.Waiting++
+	st.since++
 	st.stalled = false
 	st.held++
 	st.stats.Requests++
