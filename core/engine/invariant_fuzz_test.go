@@ -55,7 +55,6 @@ const (
 	fzMaxOutput    = 50
 )
 
-
 // fzReader hands out the fuzz input byte by byte, then zeros.
 type fzReader struct {
 	b []byte
