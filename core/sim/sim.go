@@ -110,9 +110,6 @@ func Prepare(in Inputs) (*Prepared, error) {
 	return p, nil
 }
 
-// Config is the parsed config (no overrides).
-func (p *Prepared) Config() config.Config { return p.cfg }
-
 func (p *Prepared) parse(overrides []string) (config.Config, error) {
 	sets := p.in.Sets
 	if len(overrides) > 0 {
