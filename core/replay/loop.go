@@ -95,7 +95,8 @@ type Loop struct {
 	now      timing.Time
 	q        queue
 	arr      *arrivals
-	ws       []wstate // every worker of every pool, pool by pool
+	ws       []wstate         // every worker of every pool, pool by pool
+	workers  []*engine.Worker // the same, flat
 	col      *report.Collector
 	reqs     []reqInfo
 	waiting  []held // requests the router holds, in arrival order
@@ -134,6 +135,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 		l.pools = append(l.pools, poolState{Pool: p, l: l, first: len(l.ws)})
 		for w, wk := range p.Workers {
 			l.ws = append(l.ws, wstate{pool: i, index: w, seen: router.Load{TotalBlocks: wk.Metrics().TotalBlocks}})
+			l.workers = append(l.workers, wk)
 		}
 	}
 	for i := range l.pools {
@@ -219,10 +221,7 @@ func (l *Loop) Report() (*report.Report, error) {
 	}), nil
 }
 
-func (l *Loop) worker(i int) *engine.Worker {
-	st := &l.ws[i]
-	return l.pools[st.pool].Pool.Workers[st.index]
-}
+func (l *Loop) worker(i int) *engine.Worker { return l.workers[i] }
 
 // settle applies everything due at l.now until nothing changes, in the
 // order of Kind: due pass ends, then held and arriving requests, then new

@@ -33,7 +33,7 @@ const (
 // event is one timed entry of the loop's queue.
 type event struct {
 	at            timing.Time
-	seq           uint64
+	order         uint64 // kind << 56 | sequence: one comparison orders both
 	kind          Kind
 	worker        int32 // PassEnd: global worker index
 	session, turn int32 // Arrival
@@ -49,13 +49,7 @@ type queue struct {
 
 func (q *queue) less(i, j int) bool {
 	a, b := &q.h[i], &q.h[j]
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	if a.kind != b.kind {
-		return a.kind < b.kind
-	}
-	return a.seq < b.seq
+	return a.at < b.at || a.at == b.at && a.order < b.order
 }
 
 func (q *queue) len() int { return len(q.h) }
@@ -63,10 +57,11 @@ func (q *queue) len() int { return len(q.h) }
 // top is the next event; the queue must not be empty.
 func (q *queue) top() *event { return &q.h[0] }
 
-// push adds e, stamping it with the next sequence number.
+// push adds e, stamping it with the next sequence number (2^56 of them
+// are more than any run makes).
 func (q *queue) push(e event) {
 	q.seq++
-	e.seq = q.seq
+	e.order = uint64(e.kind)<<56 | q.seq
 	q.h = append(q.h, e)
 	q.up(len(q.h) - 1)
 }
