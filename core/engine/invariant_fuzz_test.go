@@ -184,6 +184,44 @@ type fzReq struct {
 	done      bool
 }
 
+// queued is what both cores keep of a queued request.
+type queued struct {
+	id                                      uint64
+	done                                    bool
+	length, promptLen, generated, maxOutput int
+}
+
+// checkQueued checks a request found in a rank's queues against what the
+// driver saw of it; ids collects the ids seen on the rank.
+func (h *fzHarness) checkQueued(rank int, ids map[uint64]bool, where string, r queued) {
+	if ids[r.id] {
+		h.failf("rank %d: request %d twice in the queues (%s)", rank, r.id, where)
+	}
+	ids[r.id] = true
+	q := h.reqs[r.id]
+	if q == nil || q.rank != rank || q.done {
+		h.failf("rank %d: %s request %d unknown, on another rank or finished", rank, where, r.id)
+	}
+	switch {
+	case r.done:
+		h.failf("rank %d: finished request %d still %s", rank, r.id, where)
+	case r.length != r.promptLen+r.generated || r.promptLen != q.promptLen:
+		h.failf("rank %d: request %d length %d = prompt %d + generated %d?", rank, r.id, r.length, r.promptLen, r.generated)
+	case r.generated != q.emitted || r.maxOutput != q.limit:
+		h.failf("rank %d: request %d generated %d/%d, driver saw %d/%d", rank, r.id, r.generated, r.maxOutput, q.emitted, q.limit)
+	}
+}
+
+// checkNoneLost fails if a request the driver holds on rank (no terminal
+// signal yet) is not among the queued ids.
+func (h *fzHarness) checkNoneLost(rank int, ids map[uint64]bool) {
+	for _, id := range h.order {
+		if q := h.reqs[id]; q.rank == rank && !q.done && !ids[id] {
+			h.failf("rank %d: request %d is held (no terminal signal) but in no queue", rank, id)
+		}
+	}
+}
+
 // fzIndex is a router-style index of one rank's KV events.
 type fzIndex struct {
 	next   uint64
@@ -502,36 +540,12 @@ func (h *fzHarness) checkHeld() {
 // pool after a pass.
 func (h *fzHarness) checkCore(rank int, c *Core) {
 	bs, pool := c.cfg.BlockSize, c.kv.Pool
-	present := map[uint64]bool{}
-	for _, s := range c.waiting.items() {
-		present[s.id] = true
-	}
-	for _, s := range c.running {
-		present[s.id] = true
-	}
-	for _, id := range h.order {
-		if q := h.reqs[id]; q.rank == rank && !q.done && !present[id] {
-			h.failf("rank %d: request %d is held (no terminal signal) but in no queue", rank, id)
-		}
-	}
 	seen := map[*seq]bool{}
 	ids := map[uint64]bool{}
 	visit := func(s *seq, where string) {
-		if seen[s] || ids[s.id] {
-			h.failf("rank %d: request %d twice in the queues (%s)", rank, s.id, where)
-		}
-		seen[s], ids[s.id] = true, true
-		q := h.reqs[s.id]
-		if q == nil || q.rank != rank || q.done {
-			h.failf("rank %d: %s request %d unknown, on another rank or finished", rank, where, s.id)
-		}
+		seen[s] = true // a state twice is an id twice: checkQueued
+		h.checkQueued(rank, ids, where, queued{s.id, s.done, s.length, s.promptLen, s.generated, s.maxOutput})
 		switch {
-		case s.done:
-			h.failf("rank %d: finished request %d still %s", rank, s.id, where)
-		case s.length != s.promptLen+s.generated || s.promptLen != q.promptLen:
-			h.failf("rank %d: request %d length %d = prompt %d + generated %d?", rank, s.id, s.length, s.promptLen, s.generated)
-		case s.generated != q.emitted || s.maxOutput != q.limit:
-			h.failf("rank %d: request %d generated %d/%d, driver saw %d/%d", rank, s.id, s.generated, s.maxOutput, q.emitted, q.limit)
 		case s.computed < 0 || s.computed > s.length:
 			h.failf("rank %d: request %d computed %d of %d", rank, s.id, s.computed, s.length)
 		case c.cfg.PrefixCaching && len(s.hashes) != s.length/bs:
@@ -553,6 +567,7 @@ func (h *fzHarness) checkCore(rank int, c *Core) {
 			h.failf("rank %d: request %d holds %d blocks for %d computed tokens", rank, s.id, len(s.lease.Slots), s.computed)
 		}
 	}
+	h.checkNoneLost(rank, ids)
 	if c.live != c.waiting.len()+len(c.running) {
 		h.failf("rank %d: live %d, waiting %d + running %d", rank, c.live, c.waiting.len(), len(c.running))
 	}
@@ -639,38 +654,14 @@ func (h *fzHarness) checkCore(rank int, c *Core) {
 // radix tree after a pass.
 func (h *fzHarness) checkSGLang(rank int, c *SGLangCore) {
 	page, tree := c.page, c.tree
-	present := map[uint64]bool{}
-	for _, r := range c.waiting.items() {
-		present[r.id] = true
-	}
-	for _, r := range c.running {
-		present[r.id] = true
-	}
-	for _, id := range h.order {
-		if q := h.reqs[id]; q.rank == rank && !q.done && !present[id] {
-			h.failf("rank %d: request %d is held (no terminal signal) but in no queue", rank, id)
-		}
-	}
 	seen := map[*sgReq]bool{}
 	ids := map[uint64]bool{}
 	private := map[int32]uint64{}
 	maxLocked := 0
 	visit := func(r *sgReq, where string) {
-		if seen[r] || ids[r.id] {
-			h.failf("rank %d: request %d twice in the queues (%s)", rank, r.id, where)
-		}
-		seen[r], ids[r.id] = true, true
-		q := h.reqs[r.id]
-		if q == nil || q.rank != rank || q.done {
-			h.failf("rank %d: %s request %d unknown, on another rank or finished", rank, where, r.id)
-		}
+		seen[r] = true // a state twice is an id twice: checkQueued
+		h.checkQueued(rank, ids, where, queued{r.id, r.done, r.length, r.promptLen, r.generated, r.maxOutput})
 		switch {
-		case r.done:
-			h.failf("rank %d: finished request %d still %s", rank, r.id, where)
-		case r.length != r.promptLen+r.generated || r.promptLen != q.promptLen:
-			h.failf("rank %d: request %d length %d = prompt %d + generated %d?", rank, r.id, r.length, r.promptLen, r.generated)
-		case r.generated != q.emitted || r.maxOutput != q.limit:
-			h.failf("rank %d: request %d generated %d/%d, driver saw %d/%d", rank, r.id, r.generated, r.maxOutput, q.emitted, q.limit)
 		case r.materialized < 0 || r.materialized > r.length || r.materialized > len(r.pages)*page:
 			h.failf("rank %d: request %d materialized %d of %d with %d pages", rank, r.id, r.materialized, r.length, len(r.pages))
 		case len(r.keys) != r.length/page || len(r.partial) != r.length%page:
@@ -703,6 +694,7 @@ func (h *fzHarness) checkSGLang(rank int, c *SGLangCore) {
 			h.failf("rank %d: running request %d materialized %d of %d", rank, r.id, r.materialized, r.length)
 		}
 	}
+	h.checkNoneLost(rank, ids)
 	if c.live != c.waiting.len()+len(c.running) {
 		h.failf("rank %d: live %d, waiting %d + running %d", rank, c.live, c.waiting.len(), len(c.running))
 	}

@@ -616,12 +616,20 @@ func (c *SGLangCore) decode() timing.Time {
 	p := &c.pass
 	keep := c.running[:0]
 	for _, r := range c.running {
-		if r.remaining() == 0 {
+		switch {
+		case r.remaining() == 0:
 			p.Signals = append(p.Signals, Signal{ID: r.id, Completed: true, Cached: c.firstSignal(r)})
 			c.finish(r)
-			continue
+		case c.room(r) < 1:
+			// It outgrew the whole pool and can never decode again: it is
+			// retracted, and its re-admission rejects it (as the vLLM core
+			// rejects a preempted request past the pool). Kept, it stalled
+			// the rank, or had a newcomer beside it retracted in every
+			// pass at zero duration.
+			c.retract(r)
+		default:
+			keep = append(keep, r)
 		}
-		keep = append(keep, r)
 	}
 	c.running = keep
 	if len(c.running) == 0 {
@@ -630,23 +638,6 @@ func (c *SGLangCore) decode() timing.Time {
 	burst := 1
 	if c.spec != nil {
 		burst = len(c.spec.rates) + 1
-	}
-	// A runner that outgrew the whole pool can never decode again: it is
-	// retracted, and its re-admission rejects it once nothing else runs
-	// (as the vLLM core rejects a preempted request past the pool).
-	// Without this it either stalled the rank or, with a newcomer beside
-	// it, had the newcomer retracted in every pass at zero duration.
-	keep = c.running[:0]
-	for _, r := range c.running {
-		if c.room(r) < 1 {
-			c.retract(r)
-			continue
-		}
-		keep = append(keep, r)
-	}
-	c.running = keep
-	if len(c.running) == 0 {
-		return 0
 	}
 	growth := 0
 	for _, r := range c.running {
