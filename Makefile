@@ -82,6 +82,7 @@ worker:
 	@test -x $(WRANGLER) || npm ci --no-audit --no-fund
 	$(GO) tool workers-assets-gen -mode=go -o $(WORKER_OUT)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath $(PGO) -ldflags="-s -w -X main.Version=$(WORKER_VERSION)" -o $(WORKER_OUT)/app.wasm ./wasm/worker
+	cp wasm/worker/entry.mjs $(WORKER_OUT)/entry.mjs
 
 worker-dev: worker
 	$(WRANGLER_ENV) $(WRANGLER) dev -c build/wrangler.jsonc --local --ip 127.0.0.1 --port $(PORT) --persist-to build/out/wrangler-state

@@ -41,9 +41,9 @@ func ParseHFConfig(data []byte, name string) (ModelSpec, error) {
 				continue
 			}
 			f, isNum := v.(float64)
-			if !isNum || f != math.Trunc(f) || f < 0 || f > 1<<40 {
+			if !isNum || f != math.Trunc(f) || f < 0 || f > MaxHFField {
 				if bad == nil {
-					bad = fmt.Errorf("%s: %s: want a non-negative integer, got %v", name, k, v)
+					bad = fmt.Errorf("%s: %s: want a non-negative integer ≤ %d, got %v", name, k, MaxHFField, v)
 				}
 				return 0
 			}
@@ -121,8 +121,18 @@ func ParseHFConfig(data []byte, name string) (ModelSpec, error) {
 	if err := m.Validate(); err != nil {
 		return ModelSpec{}, fmt.Errorf("%s: %v", name, err)
 	}
+	if m.HeadDim == 0 && !m.IsMLA() && m.Hidden%m.Heads != 0 {
+		return ModelSpec{}, fmt.Errorf("%s: hidden_size: %d is not divisible by num_attention_heads %d (give head_dim)", name, m.Hidden, m.Heads)
+	}
+	if kv := float64(m.Layers) * 2 * float64(m.Heads) * float64(max(m.HeadDim, m.KVLoraRank+m.QKRopeHeadDim, m.Hidden/m.Heads)) * float64(m.KVBytes); kv > 1<<40 {
+		return ModelSpec{}, fmt.Errorf("%s: the KV cache comes to %.3g bytes per token, more than 1 TiB", name, kv)
+	}
 	return m, nil
 }
+
+// MaxHFField bounds every integer field of a HF config.json (2^20): past
+// any real model, and small enough that products of fields stay exact.
+const MaxHFField = 1 << 20
 
 // dtypeBytes maps a model dtype name to its element size as the reference
 // does (mocker.md §7.1): float16/bfloat16 2, float32 4, float8 variants 1,

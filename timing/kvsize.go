@@ -107,6 +107,9 @@ func EstimateBlocks(g GPUSpec, m ModelSpec, p Parallelism, memoryFraction float6
 	w := WeightBytesPerGPU(m, p)
 	free := g.MemoryBytes*memoryFraction - w - DefaultRuntimeReserveBytes - max(extraReserveBytes, 0)
 	perBlock := float64(blockSize) * float64(KVBytesPerToken(m, p.Tensor))
+	if !(perBlock > 0) {
+		return 0, fmt.Errorf("kv_cache: %s has no KV bytes per token", m.Name)
+	}
 	if free < perBlock {
 		return 0, fmt.Errorf("kv_cache: %s does not fit on %s with tensor=%d: weights %.1f GiB/GPU + reserve %.1f GiB exceed %.0f%% of %.1f GiB",
 			m.Name, g.Name, p.Tensor, w/(1<<30), (DefaultRuntimeReserveBytes+max(extraReserveBytes, 0))/(1<<30), 100*memoryFraction, g.MemoryBytes/(1<<30))

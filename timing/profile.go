@@ -106,6 +106,12 @@ func checkValues(v []float64, axis bool) error {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Errorf("value %d is %v, want a finite number", i, x)
 		}
+		if x < 0 {
+			return fmt.Errorf("value %d is %v, want ≥ 0", i, x)
+		}
+		if !axis && x > HorizonMs {
+			return fmt.Errorf("value %d is %v ms, want ≤ %.0f (100 years)", i, x, HorizonMs)
+		}
 		if axis && i > 0 && !(x > v[i-1]) {
 			return fmt.Errorf("not strictly increasing at index %d (%v after %v)", i, x, v[i-1])
 		}

@@ -18,8 +18,31 @@ type Time int64
 // Ms returns t in milliseconds.
 func (t Time) Ms() float64 { return float64(t) / 1e6 }
 
+// Horizon is the longest virtual time a run may reach: 100 years (of 365.25
+// days). Durations and times past it saturate at it (see FromNs), so
+// sums of two stay far inside int64 (292 years), and the replay ends a run
+// whose clock would pass it with an error.
+const Horizon Time = 100 * 36525 * 24 * 3600 * 1e9 / 100
+
+// HorizonMs is Horizon in milliseconds.
+const HorizonMs = float64(Horizon / 1e6)
+
 // FromMs converts milliseconds to Time, rounding to the nearest nanosecond.
-func FromMs(ms float64) Time { return Time(math.Round(ms * 1e6)) }
+// It is defined for every float: values past ±Horizon and NaN saturate
+// (NaN at Horizon), so a float is never converted out of int64's range
+// (which amd64 and wasm treat differently).
+func FromMs(ms float64) Time { return FromNs(ms * 1e6) }
+
+// FromNs converts nanoseconds to Time like FromMs.
+func FromNs(ns float64) Time {
+	switch {
+	case ns >= float64(Horizon) || ns != ns:
+		return Horizon
+	case ns <= -float64(Horizon):
+		return -Horizon
+	}
+	return Time(math.Round(ns))
+}
 
 // String formats t in milliseconds.
 func (t Time) String() string { return strconv.FormatFloat(t.Ms(), 'f', -1, 64) + "ms" }
@@ -103,13 +126,13 @@ func (s Scale) Decode(m Model, batch, activeKV, ctx, totalKV int) Time {
 	return quantize(max(m.DecodeMs(batch, activeKV, ctx, totalKV), 1), s.Speedup*s.DecodeSpeedup)
 }
 
+// quantize rounds ms to nanoseconds, divides by ratio (> 0) and rounds
+// again. A NaN, infinite or huge duration saturates at Horizon, so the
+// replay stops the run with an error instead of wrapping the clock.
 func quantize(ms, ratio float64) Time {
-	if math.IsNaN(ms) || math.IsInf(ms, 0) {
-		ms = 0
-	}
 	d := FromMs(ms)
 	if ratio > 0 && d > 0 {
-		d = Time(math.Round(float64(d) / ratio))
+		d = FromNs(float64(d) / ratio)
 	}
 	return d
 }

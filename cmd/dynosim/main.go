@@ -36,6 +36,10 @@ run 'dynosim <command> -h' for the flags of a command.
 // usageError marks errors that should print usage.
 type usageError struct{ error }
 
+// internalError is a bug, not bad input: it exits 1, never 2, so a crash
+// can never pass for a clean rejection.
+type internalError struct{ error }
+
 func main() {
 	err := run(os.Args[1:], os.Stdout, os.Stderr)
 	if err == nil {
@@ -49,12 +53,34 @@ func main() {
 	if errors.As(err, &ue) {
 		fmt.Fprint(os.Stderr, usage)
 	}
-	os.Exit(2)
+	os.Exit(exitCode(err))
 }
+
+// exitCode is 1 for an internal error, 2 for bad usage or input.
+func exitCode(err error) int {
+	var ie internalError
+	if errors.As(err, &ie) {
+		return 1
+	}
+	return 2
+}
+
+// run runs one command. A panic below it is reported as an internal error.
+func run(args []string, stdout, stderr io.Writer) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = internalError{fmt.Errorf("internal error: %v (please report it with the command and its inputs)", p)}
+		}
+	}()
+	return dispatch(args, stdout, stderr)
+}
+
+// testCommand, when set, is one more command (tests only: a way to panic).
+var testCommand func() error
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func run(args []string, stdout, stderr io.Writer) error {
+func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError{errors.New("missing command")}
 	}
@@ -65,6 +91,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runServe(args[1:])
 	case "convert-profile":
 		return runConvertProfile(args[1:])
+	case "test-panic":
+		if testCommand != nil {
+			return testCommand()
+		}
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

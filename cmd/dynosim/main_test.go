@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,10 +71,10 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		}, "dynosim: e.yaml:4: engine.workers.aggregated.bogus: unknown key"},
 		{"zero workers", func() []string {
 			return []string{"predict", "--set", "engine.workers.aggregated.parallelism.replicas=0"}
-		}, "dynosim: default.yaml: engine.workers.aggregated.parallelism.replicas: must be ≥ 1, got 0"},
+		}, "dynosim: --set engine.workers.aggregated.parallelism.replicas: must be ≥ 1, got 0"},
 		{"block size 1", func() []string {
 			return []string{"predict", "--set", "engine.workers.aggregated.kv_cache.block_size=1"}
-		}, "dynosim: default.yaml: engine.workers.aggregated.kv_cache.block_size: must be ≥ 2 for vllm, got 1"},
+		}, "dynosim: --set engine.workers.aggregated.kv_cache.block_size: must be ≥ 2 for vllm, got 1"},
 		{"missing file", func() []string { return []string{"predict", "--trace", filepath.Join(dir, "none.jsonl")} }, "dynosim: " + filepath.Join(dir, "none.jsonl") + ": no such file"},
 		{"bad format flag", func() []string { return []string{"predict", "--format", "xml"} }, "dynosim: --format: must be table or json"},
 		{"unknown command", func() []string { return []string{"predicts"} }, `dynosim: unknown command "predicts"`},
@@ -132,5 +133,23 @@ func TestPredictOutputs(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "NVIDIA AIPerf | LLM Metrics") || !strings.Contains(stdout.String(), "1,000.00") {
 		t.Fatalf("bare predict table:\n%s", stdout.String())
+	}
+}
+
+// A crash is an internal error: exit status 1 and a message asking for a
+// report, never the exit 2 of a clean rejection.
+func TestPanicIsAnInternalError(t *testing.T) {
+	testCommand = func() error { var m map[string]int; m["x"] = 1; return nil }
+	defer func() { testCommand = nil }()
+	var out, errw bytes.Buffer
+	err := run([]string{"test-panic"}, &out, &errw)
+	if err == nil || !strings.HasPrefix(err.Error(), "internal error: assignment to entry in nil map") || !strings.Contains(err.Error(), "please report") {
+		t.Fatalf("error %v", err)
+	}
+	if exitCode(err) != 1 {
+		t.Fatalf("exit %d, want 1", exitCode(err))
+	}
+	if exitCode(errors.New("bad input")) != 2 {
+		t.Fatal("bad input must exit 2")
 	}
 }

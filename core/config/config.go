@@ -232,9 +232,24 @@ func Parse(name string, data []byte, sets []string) (Config, error) {
 		if line := nodeLine(root, path); line > 0 {
 			return cfg, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
+		if fromSet(sets, path) {
+			return cfg, fmt.Errorf("--set %w", err) // the command line's mistake, not the file's
+		}
 		return cfg, fmt.Errorf("%s: %w", name, err)
 	}
 	return cfg, nil
+}
+
+// fromSet reports whether path was given, or is below a value given, by
+// one of the --set overrides.
+func fromSet(sets []string, path string) bool {
+	for _, set := range sets {
+		p, _, _ := strings.Cut(set, "=")
+		if path == p || strings.HasPrefix(path, p+".") {
+			return true
+		}
+	}
+	return false
 }
 
 func unline(n *yaml.Node) {
@@ -303,7 +318,7 @@ func check(name string, n *yaml.Node, t reflect.Type, path string) error {
 		if n.Line > 0 {
 			return fmt.Sprintf("%s:%d: %s", name, n.Line, path)
 		}
-		return fmt.Sprintf("%s: %s", name, path)
+		return "--set " + path // only --set values have no line
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -324,6 +339,9 @@ func check(name string, n *yaml.Node, t reflect.Type, path string) error {
 			}
 			f, ok := fieldByTag(t, k.Value)
 			if !ok {
+				if k.Line == 0 {
+					return fmt.Errorf("--set %s: unknown key", p)
+				}
 				return fmt.Errorf("%s:%d: %s: unknown key", name, k.Line, p)
 			}
 			if err := check(name, v, f.Type, p); err != nil {

@@ -7,7 +7,19 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
+)
+
+// Bounds on sizes a config may ask for (README, Configuration): past them a
+// run would exhaust memory or time before it could report.
+const (
+	MaxRequests          = 10_000_000 // traffic.stop.requests
+	MaxReplicas          = 4096       // parallelism.replicas
+	MaxParallel          = 1024       // tensor, pipeline, attention_data, moe_tensor, moe_expert
+	MaxGPUs              = 1 << 20    // replicas × GPUs per worker
+	MinRequestsPerSecond = 1e-6       // poisson, constant_rate (a mean gap of 31 years)
+	MaxIntervalMs        = 1e12       // constant_rate interval (31 years)
 )
 
 func oneOf(path, v string, allowed ...string) error {
@@ -39,10 +51,18 @@ func (c *Config) Validate() error {
 	switch {
 	case t.Source.BlockSize < 1:
 		return fmt.Errorf("traffic.source.block_size: must be ≥ 1, got %d", t.Source.BlockSize)
+	case t.Source.BlockSize > workload.MaxRequestTokens:
+		return fmt.Errorf("traffic.source.block_size: must be ≤ %d, got %d", workload.MaxRequestTokens, t.Source.BlockSize)
 	case t.Source.Type == "synthetic" && t.Source.InputTokens < 1:
 		return fmt.Errorf("traffic.source.input_tokens: must be ≥ 1, got %d", t.Source.InputTokens)
 	case t.Source.OutputTokens < 0:
 		return fmt.Errorf("traffic.source.output_tokens: must be ≥ 0, got %d", t.Source.OutputTokens)
+	case t.Source.Type == "synthetic" && t.Source.InputTokens > workload.MaxRequestTokens:
+		return fmt.Errorf("traffic.source.input_tokens: must be ≤ %d, got %d", workload.MaxRequestTokens, t.Source.InputTokens)
+	case t.Source.OutputTokens > workload.MaxRequestTokens:
+		return fmt.Errorf("traffic.source.output_tokens: must be ≤ %d, got %d", workload.MaxRequestTokens, t.Source.OutputTokens)
+	case t.Stop.Requests > MaxRequests:
+		return fmt.Errorf("traffic.stop.requests: must be ≤ %d, got %d", MaxRequests, t.Stop.Requests)
 	case !(t.Load.Speedup > 0):
 		return fmt.Errorf("traffic.load.speedup: must be > 0, got %v", t.Load.Speedup)
 	case t.Load.Concurrency < 1:
@@ -51,6 +71,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("traffic.load.requests_per_second: must be ≥ 0, got %v", t.Load.RequestsPerSecond)
 	case t.Load.IntervalMs < 0:
 		return fmt.Errorf("traffic.load.interval_ms: must be ≥ 0, got %v", t.Load.IntervalMs)
+	case t.Load.IntervalMs > MaxIntervalMs:
+		return fmt.Errorf("traffic.load.interval_ms: must be ≤ %g (31 years), got %v", MaxIntervalMs, t.Load.IntervalMs)
+	case (t.Load.Type == "poisson" || t.Load.Type == "constant_rate" && t.Load.IntervalMs == 0) && t.Source.Type == "synthetic" && !(t.Load.RequestsPerSecond >= MinRequestsPerSecond):
+		hint := ""
+		if t.Load.Type == "constant_rate" {
+			hint = " (or give interval_ms)"
+		}
+		return fmt.Errorf("traffic.load.requests_per_second: must be ≥ %g for %s%s, got %v", MinRequestsPerSecond, t.Load.Type, hint, t.Load.RequestsPerSecond)
 	case t.Stop.Requests < 0:
 		return fmt.Errorf("traffic.stop.requests: must be ≥ 0, got %d", t.Stop.Requests)
 	case t.Stop.MaxVirtualTimeSeconds < 0:
@@ -89,6 +117,7 @@ var enginePaths = map[string]string{
 	"max_sequences":      "scheduler.max_sequences",
 	"max_model_len":      "scheduler.max_model_len",
 	"decode_speedup":     "timing.decode_speedup",
+	"capacity.blocks":    "kv_cache.capacity.blocks",
 }
 
 // engineErr reports an engine check below path.
@@ -159,8 +188,14 @@ func (c *Config) validateRole(path string, r *Role) error {
 	switch {
 	case p.Replicas < 1:
 		return fmt.Errorf("%s.parallelism.replicas: must be ≥ 1, got %d", path, p.Replicas)
+	case p.Replicas > MaxReplicas:
+		return fmt.Errorf("%s.parallelism.replicas: must be ≤ %d, got %d", path, MaxReplicas, p.Replicas)
 	case p.Tensor < 1 || p.Pipeline < 1 || p.AttentionData < 1 || p.MoETensor < 1 || p.MoEExpert < 1:
 		return fmt.Errorf("%s.parallelism: tensor, pipeline, attention_data, moe_tensor and moe_expert must be ≥ 1", path)
+	case p.Tensor > MaxParallel || p.Pipeline > MaxParallel || p.AttentionData > MaxParallel || p.MoETensor > MaxParallel || p.MoEExpert > MaxParallel:
+		return fmt.Errorf("%s.parallelism: tensor, pipeline, attention_data, moe_tensor and moe_expert must be ≤ %d", path, MaxParallel)
+	case p.Replicas*r.GPUs() > MaxGPUs:
+		return fmt.Errorf("%s.parallelism.replicas: replicas × tensor × pipeline × attention_data must be ≤ %d GPUs, got %d", path, MaxGPUs, p.Replicas*r.GPUs())
 	case k.BlockSize < 0:
 		return fmt.Errorf("%s.kv_cache.block_size: must be ≥ 0 (0 = backend default), got %d", path, k.BlockSize)
 	case k.Capacity.Type == "fixed" && k.Capacity.Blocks < 1 && k.Capacity.Bytes <= 0:
@@ -175,6 +210,8 @@ func (c *Config) validateRole(path string, r *Role) error {
 		return fmt.Errorf("%s.timing.decode_speedup: must be ≥ 0, got %v", path, tm.DecodeSpeedup)
 	case tm.Type == "fixed" && (tm.PrefillMs < 0 || tm.DecodeMs < 0):
 		return fmt.Errorf("%s.timing: prefill_ms and decode_ms must be ≥ 0", path)
+	case tm.Type == "fixed" && (tm.PrefillMs > timing.HorizonMs || tm.DecodeMs > timing.HorizonMs):
+		return fmt.Errorf("%s.timing: prefill_ms and decode_ms must be ≤ %.0f (100 years)", path, timing.HorizonMs)
 	case r.StartupSeconds < 0:
 		return fmt.Errorf("%s.startup_seconds: must be ≥ 0", path)
 	}

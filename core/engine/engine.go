@@ -30,12 +30,33 @@ type Signal struct {
 	ID        uint64
 	Token     uint32
 	HasToken  bool
-	Completed bool // the request's lifecycle ended
-	Rejected  bool // it never ran: too large for the pool or the model length
-	Cached    int  // prompt tokens served from cache, on the first signal only; else -1
+	Completed bool   // the request's lifecycle ended
+	Rejected  bool   // it cannot run: too large for the pool or the model length
+	Reason    Reason // why it was rejected
+	Cached    int    // prompt tokens served from cache, on the first signal only; else -1
 	// HandoffMs is the modeled KV transfer time to the decode side, on a
 	// prefill worker's terminal signal only (spec §7.2).
 	HandoffMs float64
+}
+
+// Reason says why a request was rejected.
+type Reason uint8
+
+const (
+	NotRejected Reason = iota
+	KVCapacity         // its sequence can never fit the KV pool
+	MaxModelLen        // its prompt reaches max_model_len
+)
+
+// String is the reason's name in reports.
+func (r Reason) String() string {
+	switch r {
+	case KVCapacity:
+		return "kv_capacity"
+	case MaxModelLen:
+		return "max_model_len"
+	}
+	return "unspecified"
 }
 
 // Handoff makes a core a disaggregated prefill worker: each request ends
@@ -217,6 +238,15 @@ const (
 	DefaultMaxSeqs          = 256
 )
 
+// MaxBlocks bounds a pool (blocks, or SGLang pages): pools allocate their
+// bookkeeping up front, so a larger one would exhaust memory (2^24 blocks
+// take about a gigabyte).
+const MaxBlocks = 1 << 24
+
+// MaxBlockSize bounds the tokens of a block (page), so a pool's token count
+// (MaxBlocks × MaxBlockSize = 2^40) never overflows.
+const MaxBlockSize = 1 << 16
+
 // Validate checks a config.
 func (c *Config) Validate() error {
 	if err := c.ValidateSettings(); err != nil {
@@ -244,6 +274,10 @@ func (c *Config) ValidateSettings() error {
 		}
 	}
 	switch {
+	case c.NumBlocks > MaxBlocks:
+		return fieldErr("capacity.blocks", "must be ≤ %d (engine.MaxBlocks), got %d", MaxBlocks, c.NumBlocks)
+	case c.BlockSize > MaxBlockSize:
+		return fieldErr("block_size", "must be ≤ %d, got %d", MaxBlockSize, c.BlockSize)
 	case c.Policy == SGLang && c.BlockSize < 1:
 		return fieldErr("block_size", "must be ≥ 1 for sglang (its page size), got %d", c.BlockSize)
 	case c.Policy != SGLang && c.BlockSize < 2:

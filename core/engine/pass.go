@@ -60,7 +60,11 @@ func (c *Core) Step(now timing.Time) *Pass {
 			c.kv.Release(&s.lease)
 			c.live--
 			c.retire(s)
-			c.rejected = append(c.rejected, Signal{ID: s.id, Completed: true, Rejected: true, Cached: -1})
+			why := KVCapacity
+			if c.cfg.MaxModelLen > 0 && s.promptLen >= c.cfg.MaxModelLen {
+				why = MaxModelLen
+			}
+			c.rejected = append(c.rejected, Signal{ID: s.id, Completed: true, Rejected: true, Reason: why, Cached: -1})
 			p.Busy = true
 			continue
 		}
@@ -79,7 +83,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 	prefill := c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
 	p.Signals = append(p.Signals, c.tokens...)
 	p.Signals = append(p.Signals, c.rejected...)
-	p.End = now + prefill + decode
+	p.End = now + min(prefill+decode, timing.Horizon) // saturated: the replay stops at the horizon
 	if c.events != nil {
 		p.Events = c.events.Drain()
 	}

@@ -328,7 +328,7 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	c.ratio = max(c.ratio-c.decay, c.minRatio)
 
 	p.Signals = append(p.Signals, rejected...)
-	p.End = now + prefill + decode
+	p.End = now + min(prefill+decode, timing.Horizon) // saturated: the replay stops at the horizon
 	if c.events != nil {
 		c.pool.Flush()
 		p.Events = c.events.Drain()
@@ -507,7 +507,7 @@ func (c *SGLangCore) reject(r *sgReq, rejected *[]Signal) {
 	c.waiting.popFront()
 	c.release(r, 0)
 	c.live--
-	*rejected = append(*rejected, Signal{ID: r.id, Completed: true, Rejected: true, Cached: -1})
+	*rejected = append(*rejected, Signal{ID: r.id, Completed: true, Rejected: true, Reason: KVCapacity, Cached: -1})
 	c.pass.Busy = true
 }
 

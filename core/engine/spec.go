@@ -37,6 +37,9 @@ func NormalizeAcceptRates(nextn int, rates []float64) ([]float64, error) {
 	if nextn < 1 || nextn > MaxNextN {
 		return nil, fieldErr("num_speculative_tokens", "must be in 1..%d, got %d", MaxNextN, nextn)
 	}
+	if len(rates) > MaxNextN {
+		return nil, fieldErr("acceptance_rates", "must have at most %d entries, got %d", MaxNextN, len(rates))
+	}
 	if rates == nil {
 		rates = DefaultAcceptRates
 	}

@@ -38,12 +38,21 @@ type Options struct {
 	Progress    func(simMs float64, done, total int) bool
 	Capture     bool
 	SLA         report.SLA
+
+	// MaxPromptTokens and MaxOutputTokens cap the work of a run: the prompt
+	// and requested output tokens of the requests it releases (0: none).
+	// What a pass costs grows with its batch, so a cap on passes alone lets
+	// a few thousand passes over huge batches run for minutes. When every
+	// request of the workload runs they are checked before the replay, else
+	// as the requests are released.
+	MaxPromptTokens, MaxOutputTokens int
 }
 
 // ErrCanceled is returned when Progress asks to stop.
 var ErrCanceled = errors.New("canceled")
 
-// ErrTooLarge is returned when a run passes Options.MaxPasses.
+// ErrTooLarge is returned when a run passes Options.MaxPasses,
+// MaxPromptTokens or MaxOutputTokens.
 var ErrTooLarge = errors.New("run too large")
 
 // Run replays wl on pools to the end and returns the report.
@@ -107,6 +116,10 @@ type Loop struct {
 	prompt   []uint32
 	rreq     router.Request
 	done     bool
+	stop     string // why the run ended: drained | max_virtual_time
+
+	// prompt and output tokens of the released requests (Options.Max*Tokens)
+	promptTokens, outputTokens int
 }
 
 // poolState is a pool with its workers' offset in Loop.ws; it is the
@@ -143,6 +156,19 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 			l.pools[i].Router.Added(w)
 		}
 	}
+	if l.total == wl.Requests() && (opt.MaxPromptTokens > 0 || opt.MaxOutputTokens > 0) {
+		// Every request runs: refuse an over-cap workload before any work.
+		var in, out int
+		for i := range wl.Sessions {
+			for j := range wl.Sessions[i].Turns {
+				t := &wl.Sessions[i].Turns[j]
+				in, out = in+t.Input, out+t.Output
+			}
+		}
+		if err := l.checkTokens(in, out); err != nil {
+			return nil, err
+		}
+	}
 	l.col = report.NewCollector(l.total, len(l.ws), opt.Capture)
 	l.reqs = make([]reqInfo, 0, l.total)
 	return l, nil
@@ -164,8 +190,14 @@ func (l *Loop) RunUntil(limit timing.Time) (done bool, err error) {
 		}
 		l.steps++
 		next, ok := l.next()
+		if ok && next >= timing.Horizon {
+			return false, l.horizonErr()
+		}
 		if !ok || l.opt.MaxTime > 0 && next > l.opt.MaxTime {
-			l.done = true
+			l.done, l.stop = true, "drained"
+			if ok {
+				l.stop = "max_virtual_time"
+			}
 			break
 		}
 		if next > limit {
@@ -174,6 +206,20 @@ func (l *Loop) RunUntil(limit timing.Time) (done bool, err error) {
 		l.now = next
 	}
 	return true, nil
+}
+
+// ErrHorizon is returned when the virtual clock would pass timing.Horizon.
+var ErrHorizon = errors.New("the virtual clock would pass its horizon of 100 years")
+
+// horizonErr names what would pass the horizon: a pass (its timing) or an
+// arrival (the load's times or rates).
+func (l *Loop) horizonErr() error {
+	if l.q.len() > 0 && l.q.top().at >= timing.Horizon {
+		if e := l.q.top(); e.kind == PassEnd {
+			return fmt.Errorf("replay: %w: a pass of worker %d would end past it (check the timing model's values and timing.speedup)", ErrHorizon, e.worker)
+		}
+	}
+	return fmt.Errorf("replay: %w: an arrival would come past it (check the trace's times and delays, traffic.load.speedup and the request rate)", ErrHorizon)
 }
 
 // next is the time of the next event or first-turn arrival.
@@ -217,7 +263,7 @@ func (l *Loop) Report() (*report.Report, error) {
 		gpus = max(gpus, l.pools[l.ws[i].pool].GPUs)
 	}
 	return report.Build(l.col, report.RunInfo{
-		Workers: stats, GPUsPerWorker: gpus, ClockEnd: l.now, SLA: l.opt.SLA,
+		Workers: stats, GPUsPerWorker: gpus, ClockEnd: l.now, SLA: l.opt.SLA, StopReason: l.stop,
 	}), nil
 }
 
@@ -317,7 +363,11 @@ func (l *Loop) apply(i int) {
 		}
 		if s.Completed {
 			st.held--
-			l.col.Terminal(s.ID, l.now, s.Rejected)
+			why := ""
+			if s.Rejected {
+				why = s.Reason.String()
+			}
+			l.col.Terminal(s.ID, l.now, why)
 			pool.Router.Finished(s.ID)
 			l.finished(s.ID)
 		}
@@ -360,6 +410,11 @@ func (l *Loop) releaseDue() (bool, error) {
 	l.released++
 	id := uint64(l.released)
 	t := &l.wl.Sessions[si].Turns[ti]
+	l.promptTokens += t.Input
+	l.outputTokens += t.Output
+	if err := l.checkTokens(l.promptTokens, l.outputTokens); err != nil {
+		return false, err
+	}
 	l.reqs = append(l.reqs, reqInfo{session: int32(si), turn: int32(ti)})
 	l.col.Arrive(id, at, t.Input, t.Output)
 	if !l.releasable() {
@@ -370,6 +425,23 @@ func (l *Loop) releaseDue() (bool, error) {
 		l.waiting = append(l.waiting, held{id, at})
 	}
 	return true, err
+}
+
+// checkTokens enforces Options.MaxPromptTokens and MaxOutputTokens. With
+// both set they share one budget: a run may use a mix of the two in
+// proportion (half the prompt tokens and half the output tokens, say).
+func (l *Loop) checkTokens(prompt, output int) error {
+	mp, mo := l.opt.MaxPromptTokens, l.opt.MaxOutputTokens
+	if mp > 0 && prompt > mp {
+		return fmt.Errorf("%w: the requests' prompts hold at least %d tokens, this service simulates at most %d prompt tokens per run (use the CLI or the page for large runs)", ErrTooLarge, prompt, mp)
+	}
+	if mo > 0 && output > mo {
+		return fmt.Errorf("%w: the requests ask for at least %d output tokens, this service simulates at most %d output tokens per run (use the CLI or the page for large runs)", ErrTooLarge, output, mo)
+	}
+	if mp > 0 && mo > 0 && float64(prompt)/float64(mp)+float64(output)/float64(mo) > 1 {
+		return fmt.Errorf("%w: the requests' %d prompt and %d output tokens (at least) are more work than this service's per-run budget of %d prompt or %d output tokens, or a mix in proportion (use the CLI or the page for large runs)", ErrTooLarge, prompt, output, mp, mo)
+	}
+	return nil
 }
 
 // placeHeld offers held requests to the router again, oldest first, and

@@ -27,6 +27,7 @@ type record struct {
 	reused, firstReused       int32
 	worker, rank              int32 // -1 until placed
 	status                    Status
+	reason                    uint8 // Rejected: index into Collector.reasons
 	admitted                  bool
 	gaps                      []timing.Time // ITL gaps until the request ends
 }
@@ -43,6 +44,7 @@ type Collector struct {
 	Series   *Series
 	capture  bool
 	done     int
+	reasons  []string        // rejection reasons seen, in first-seen order
 	spare    [][]timing.Time // gap buffers of finished requests, for reuse
 }
 
@@ -103,16 +105,23 @@ func (c *Collector) Token(id uint64, t timing.Time) {
 	c.Series.token(t)
 }
 
-// Terminal records the end of a request.
-func (c *Collector) Terminal(id uint64, t timing.Time, rejected bool) {
+// Terminal records the end of a request: completed if rejected is "",
+// else rejected for that reason (e.g. "kv_capacity").
+func (c *Collector) Terminal(id uint64, t timing.Time, rejected string) {
 	r := &c.recs[id-1]
 	r.term = t
 	c.done++
 	if r.gaps != nil {
 		defer func() { c.spare, r.gaps = append(c.spare, r.gaps), nil }()
 	}
-	if rejected {
+	if rejected != "" {
 		r.status = Rejected
+		k := slices.Index(c.reasons, rejected)
+		if k < 0 {
+			k = len(c.reasons)
+			c.reasons = append(c.reasons, rejected)
+		}
+		r.reason = uint8(k)
 		return
 	}
 	r.status = Completed

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dynosim/dynosim-web/timing"
@@ -15,14 +17,59 @@ import (
 
 // Report is the result of one prediction.
 type Report struct {
-	Summary       map[string]float64 `json:"summary"`
-	Workers       []WorkerStats      `json:"workers"`
-	Engine        EngineStats        `json:"engine"`
-	Distributions Distributions      `json:"distributions"`
-	TimeSeries    TimeSeries         `json:"timeseries"`
-	Coverage      Coverage           `json:"coverage"`
+	Summary       Summary       `json:"summary"`
+	Outcomes      Outcomes      `json:"outcomes"`
+	Workers       []WorkerStats `json:"workers"`
+	Engine        EngineStats   `json:"engine"`
+	Distributions Distributions `json:"distributions"`
+	TimeSeries    TimeSeries    `json:"timeseries"`
+	Coverage      Coverage      `json:"coverage"`
 
 	requests []RequestRecord
+}
+
+// Summary is the flat metric map (spec §8.8). A value that is undefined for
+// the run (a rate over no simulated time, a latency of no request, a ratio
+// of nothing) is NaN here and null in JSON, never 0 or a huge number.
+type Summary map[string]float64
+
+// MarshalJSON writes the keys sorted, NaN as null; ±Inf is an error.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	keys := make([]string, 0, len(s))
+	for k, v := range s {
+		if math.IsInf(v, 0) {
+			return nil, fmt.Errorf("report: summary %s is infinite", k)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := []byte{'{'}
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, k)
+		b = append(b, ':')
+		if v := s[k]; math.IsNaN(v) {
+			b = append(b, "null"...)
+		} else {
+			js, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, js...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// Outcomes says how the run's requests ended and why the run stopped.
+type Outcomes struct {
+	Completed  int            `json:"completed"`
+	Rejected   int            `json:"rejected"`
+	RejectedBy map[string]int `json:"rejected_by_reason"` // kv_capacity | max_model_len
+	Unfinished int            `json:"unfinished"`         // arrived, no terminal outcome
+	StopReason string         `json:"stop_reason"`        // drained | max_virtual_time
 }
 
 // WorkerStats are per-worker counters.
@@ -84,6 +131,7 @@ type RequestRecord struct {
 	Worker                *int     `json:"worker"`
 	DPRank                *int     `json:"dp_rank"`
 	TerminalStatus        string   `json:"terminal_status"`
+	RejectionReason       *string  `json:"rejection_reason"`
 }
 
 // SLA bounds for goodput; zero fields are unset.
@@ -95,6 +143,7 @@ type RunInfo struct {
 	GPUsPerWorker int
 	ClockEnd      timing.Time // virtual time when the replay stopped
 	SLA           SLA
+	StopReason    string // drained | max_virtual_time
 }
 
 // Build renders the report.
@@ -106,12 +155,19 @@ func Build(c *Collector, info RunInfo) *Report {
 		duration                                      timing.Time
 	)
 	r := &Report{Workers: info.Workers, Coverage: Coverage{CapturePerRequest: c.capture}}
+	r.Outcomes = Outcomes{RejectedBy: map[string]int{}, StopReason: info.StopReason}
 	for i := range c.recs {
 		q := &c.recs[i]
 		if c.capture {
-			r.requests = append(r.requests, q.record(uint64(i+1)))
+			r.requests = append(r.requests, c.record(q, uint64(i+1)))
 		}
-		if q.status != Completed {
+		switch q.status {
+		case Rejected:
+			r.Outcomes.Rejected++
+			r.Outcomes.RejectedBy[c.reasons[q.reason]]++
+			continue
+		case Pending:
+			r.Outcomes.Unfinished++
 			continue
 		}
 		completed++
@@ -144,10 +200,16 @@ func Build(c *Collector, info RunInfo) *Report {
 		}
 	}
 	r.Coverage.PerRequestRecords = len(r.requests)
-	durS := max(duration.Ms()/1000, 1e-9)
-	s := map[string]float64{
+	r.Outcomes.Completed = completed
+	durS := duration.Ms() / 1000
+	if durS <= 0 {
+		durS = math.NaN() // no simulated time: rates are undefined
+	}
+	s := Summary{
 		"num_requests":                              float64(len(c.recs)),
 		"completed_requests":                        float64(completed),
+		"rejected_requests":                         float64(r.Outcomes.Rejected),
+		"unfinished_requests":                       float64(r.Outcomes.Unfinished),
 		"total_input_tokens":                        float64(inTok),
 		"total_output_tokens":                       float64(outTok),
 		"duration_ms":                               duration.Ms(),
@@ -175,8 +237,13 @@ func Build(c *Collector, info RunInfo) *Report {
 		hit, tot = hit+w.CacheHitTokens, tot+w.CacheTokens
 		acc, fwd = acc+w.AcceptedTokens, fwd+w.DecodeForwards
 	}
-	r.Engine.CacheHitRatio = ratio(hit, tot)
-	r.Engine.MeanAcceptLength = ratio(acc, fwd)
+	// The engine section keeps 0 for "none" (no SGLang prefill, no decode).
+	if tot > 0 {
+		r.Engine.CacheHitRatio = ratio(hit, tot)
+	}
+	if fwd > 0 {
+		r.Engine.MeanAcceptLength = ratio(acc, fwd)
+	}
 	s["num_preemptions"] = float64(preempt)
 	if info.SLA != (SLA{}) {
 		s["goodput_completed_requests"] = float64(good)
@@ -230,14 +297,21 @@ func sortedQuantiles(xs []float64, qs []float64) []float64 {
 	return out
 }
 
+// ratio is a/b, or NaN (null in the summary) when b is 0.
 func ratio(a, b int) float64 {
 	if b == 0 {
-		return 0
+		return math.NaN()
 	}
 	return float64(a) / float64(b)
 }
 
-func put(s map[string]float64, name, unit string, d dist) {
+// put writes a distribution's statistics; all are undefined (NaN) with no
+// samples.
+func put(s Summary, name, unit string, d dist) {
+	if d.n == 0 {
+		nan := math.NaN()
+		d = dist{mean: nan, min: nan, max: nan, std: nan, pct: [5]float64{nan, nan, nan, nan, nan}}
+	}
 	s["mean_"+name+unit] = d.mean
 	s["min_"+name+unit] = d.min
 	s["max_"+name+unit] = d.max
@@ -249,7 +323,7 @@ func put(s map[string]float64, name, unit string, d dist) {
 	s["p99_"+name+unit] = d.pct[4]
 }
 
-func (q *record) record(id uint64) RequestRecord {
+func (c *Collector) record(q *record, id uint64) RequestRecord {
 	rr := RequestRecord{
 		UUID: id, ArrivalTimeMs: q.arrival.Ms(), InputLength: int(q.input),
 		RequestedOutputLength: int(q.requested), OutputLength: int(q.tokens),
@@ -257,6 +331,9 @@ func (q *record) record(id uint64) RequestRecord {
 		TerminalStatus:    [...]string{"unfinished", "completed", "rejected"}[q.status],
 	}
 	ms := func(t timing.Time) *float64 { v := t.Ms(); return &v }
+	if q.status == Rejected {
+		rr.RejectionReason = &c.reasons[q.reason]
+	}
 	if q.worker >= 0 {
 		w, r := int(q.worker), int(q.rank)
 		rr.Worker, rr.DPRank = &w, &r
@@ -298,11 +375,6 @@ func (r *Report) SetWallTime(ms float64) {
 // JSON renders the report deterministically: struct fields in declaration
 // order, map keys sorted, shortest round-trip floats.
 func (r *Report) JSON() ([]byte, error) {
-	for k, v := range r.Summary {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("report: summary %s is not finite", k)
-		}
-	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -356,16 +428,34 @@ func (r *Report) Table() string {
 		fmt.Fprintf(&b, "%-*s%*s\n", labelW, row.label, colW, num(s[row.key]))
 	}
 	b.WriteString(line + "\n")
-	fmt.Fprintf(&b, "Completed / Rejected+Unfinished: %s / %s   Preemptions: %s\n",
-		num(s["completed_requests"]), num(s["num_requests"]-s["completed_requests"]), num(s["num_preemptions"]))
+	fmt.Fprintf(&b, "Completed / Rejected / Unfinished: %s / %s / %s   Preemptions: %s   Stop: %s\n",
+		num(s["completed_requests"]), num(s["rejected_requests"]), num(s["unfinished_requests"]), num(s["num_preemptions"]), r.Outcomes.StopReason)
+	if len(r.Outcomes.RejectedBy) > 0 {
+		reasons := make([]string, 0, len(r.Outcomes.RejectedBy))
+		for k, n := range r.Outcomes.RejectedBy {
+			reasons = append(reasons, fmt.Sprintf("%s %d", k, n))
+		}
+		slices.Sort(reasons)
+		fmt.Fprintf(&b, "Rejected by reason: %s\n", strings.Join(reasons, ", "))
+	}
 	fmt.Fprintf(&b, "Simulated duration (ms): %s   Wall Time (ms): %s\n", num(s["duration_ms"]), num(s["wall_time_ms"]))
-	fmt.Fprintf(&b, "Prefix cache reused ratio: %.4f   First-admission reused ratio: %.4f\n",
-		s["prefix_cache_reused_ratio"], s["first_admission_prefix_cache_reused_ratio"])
+	fmt.Fprintf(&b, "Prefix cache reused ratio: %s   First-admission reused ratio: %s\n",
+		ratio4(s["prefix_cache_reused_ratio"]), ratio4(s["first_admission_prefix_cache_reused_ratio"]))
 	return b.String()
 }
 
-// num formats like Python's {:,.2f}.
+func ratio4(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+// num formats like Python's {:,.2f}; an undefined value is n/a.
 func num(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
 	neg := v < 0
 	str := fmt.Sprintf("%.2f", math.Abs(v))
 	intPart, frac, _ := strings.Cut(str, ".")

@@ -28,7 +28,7 @@ func TestH2ITLAndPerUserThroughput(t *testing.T) {
 	for _, x := range []float64{10, 11, 12, 110} {
 		c.Token(id, ms(x))
 	}
-	c.Terminal(id, ms(110), false)
+	c.Terminal(id, ms(110), "")
 	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 1, ClockEnd: ms(110)}).Summary
 	checks := []struct {
 		key       string
@@ -60,17 +60,52 @@ func TestH2ZeroOutputAndGPUHours(t *testing.T) {
 	c := NewCollector(1, 1, false)
 	id := arrive(c, 0, 32, 0)
 	c.Admit(id, ms(5), 8)
-	c.Terminal(id, ms(25), false)
+	c.Terminal(id, ms(25), "")
 	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 4, ClockEnd: ms(25)}).Summary
 	want := map[string]float64{
 		"completed_requests": 1, "total_input_tokens": 32, "total_output_tokens": 0,
 		"duration_ms": 25, "decode_worker_seconds": 0.025, "gpu_hours": 0.1 / 3600,
-		"mean_ttft_ms": 0, "mean_e2e_latency_ms": 0, "prefix_cache_reused_ratio": 0.25,
+		"prefix_cache_reused_ratio": 0.25,
 	}
 	for k, v := range want {
 		if !near(s[k], v, 1e-12) {
 			t.Errorf("%s = %v, want %v", k, s[k], v)
 		}
+	}
+	// No token: its latencies are undefined (null), not 0.
+	for _, k := range []string{"mean_ttft_ms", "mean_e2e_latency_ms", "p99_itl_ms"} {
+		if !math.IsNaN(s[k]) {
+			t.Errorf("%s = %v, want undefined", k, s[k])
+		}
+	}
+}
+
+// A run where every request is rejected or unfinished says so: counts by
+// reason, the stop reason, and null (not 0, not huge) for undefined rates
+// and latencies.
+func TestAllRejectedOrUnfinished(t *testing.T) {
+	c := NewCollector(3, 1, false)
+	for range 3 {
+		arrive(c, 0, 10, 4)
+	}
+	c.Terminal(1, 0, "kv_capacity")
+	c.Terminal(2, 0, "max_model_len")
+	rep := Build(c, RunInfo{Workers: []WorkerStats{{}}, ClockEnd: ms(0), StopReason: "max_virtual_time"})
+	js, err := rep.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"completed_requests":0`, `"rejected_requests":2`, `"unfinished_requests":1`,
+		`"request_throughput_rps":null`, `"mean_ttft_ms":null`, `"prefix_cache_reused_ratio":null`,
+		`"rejected_by_reason": {`, `"kv_capacity": 1`, `"max_model_len": 1`, `"stop_reason": "max_virtual_time"`,
+	} {
+		if !strings.Contains(strings.ReplaceAll(string(js), `": `, `":`), strings.ReplaceAll(want, `": `, `":`)) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+	if tab := rep.Table(); !strings.Contains(tab, "Rejected by reason: kv_capacity 1, max_model_len 1") || !strings.Contains(tab, "n/a") {
+		t.Errorf("table:\n%s", tab)
 	}
 }
 
@@ -84,7 +119,7 @@ func TestH2Goodput(t *testing.T) {
 			for _, x := range ts {
 				c.Token(id, ms(x))
 			}
-			c.Terminal(id, ms(ts[len(ts)-1]), false)
+			c.Terminal(id, ms(ts[len(ts)-1]), "")
 		}
 		return Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 1, SLA: sla}).Summary
 	}
@@ -141,7 +176,7 @@ func TestSummaryKeysAndTable(t *testing.T) {
 	c.Admit(id, 0, 0)
 	c.Token(id, ms(1))
 	c.Token(id, ms(2))
-	c.Terminal(id, ms(2), false)
+	c.Terminal(id, ms(2), "")
 	r := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 1, ClockEnd: ms(2)})
 	for _, k := range []string{"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
 		"duration_ms", "wall_time_ms", "request_throughput_rps", "input_throughput_tok_s", "output_throughput_tok_s",
@@ -182,7 +217,7 @@ func TestGoodputZeroOutputUsesTerminalTime(t *testing.T) {
 		col := NewCollector(1, 1, false)
 		id := arrive(col, ms(10), 32, 0)
 		col.Admit(id, ms(10), 0)
-		col.Terminal(id, ms(c.term), false)
+		col.Terminal(id, ms(c.term), "")
 		s := Build(col, RunInfo{Workers: []WorkerStats{{}}, ClockEnd: ms(c.term), SLA: SLA{E2EMs: 90}}).Summary
 		if s["goodput_completed_requests"] != c.good {
 			t.Errorf("terminal at %v ms, arrival 10 ms, bound 90 ms: good %v, want %v", c.term, s["goodput_completed_requests"], c.good)
@@ -197,18 +232,18 @@ func TestRequestRecordNulls(t *testing.T) {
 	one := arrive(col, ms(1), 8, 1) // one token, completed
 	col.Admit(one, ms(2), 4)
 	col.Token(one, ms(5))
-	col.Terminal(one, ms(5), false)
+	col.Terminal(one, ms(5), "")
 	rej := uint64(2) // rejected before admission, on worker 1 rank 1
 	col.Arrive(rej, ms(1), 9999, 4)
 	col.Route(rej, 1, 1)
-	col.Terminal(rej, ms(3), true)
+	col.Terminal(rej, ms(3), "kv_capacity")
 	col.Arrive(3, ms(4), 8, 2) // never placed, unfinished
 	rep := Build(col, RunInfo{Workers: []WorkerStats{{}, {}}, ClockEnd: ms(6)})
 	lines := strings.Split(strings.TrimSpace(string(rep.RequestsJSONL())), "\n")
 	want := []string{
-		`{"uuid":1,"arrival_time_ms":1,"first_admit_ms":2,"first_token_ms":5,"last_token_ms":5,"terminal_time_ms":5,"ttft_ms":4,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":4,"input_length":8,"requested_output_length":1,"output_length":1,"reused_input_tokens":4,"worker":0,"dp_rank":0,"terminal_status":"completed"}`,
-		`{"uuid":2,"arrival_time_ms":1,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":3,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":9999,"requested_output_length":4,"output_length":0,"reused_input_tokens":0,"worker":1,"dp_rank":1,"terminal_status":"rejected"}`,
-		`{"uuid":3,"arrival_time_ms":4,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":null,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":8,"requested_output_length":2,"output_length":0,"reused_input_tokens":0,"worker":null,"dp_rank":null,"terminal_status":"unfinished"}`,
+		`{"uuid":1,"arrival_time_ms":1,"first_admit_ms":2,"first_token_ms":5,"last_token_ms":5,"terminal_time_ms":5,"ttft_ms":4,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":4,"input_length":8,"requested_output_length":1,"output_length":1,"reused_input_tokens":4,"worker":0,"dp_rank":0,"terminal_status":"completed","rejection_reason":null}`,
+		`{"uuid":2,"arrival_time_ms":1,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":3,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":9999,"requested_output_length":4,"output_length":0,"reused_input_tokens":0,"worker":1,"dp_rank":1,"terminal_status":"rejected","rejection_reason":"kv_capacity"}`,
+		`{"uuid":3,"arrival_time_ms":4,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":null,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":8,"requested_output_length":2,"output_length":0,"reused_input_tokens":0,"worker":null,"dp_rank":null,"terminal_status":"unfinished","rejection_reason":null}`,
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d records", len(lines))

@@ -93,3 +93,13 @@ func TestPreparedOverrides(t *testing.T) {
 		t.Fatalf("the prepared input changed: %v requests", rep.Summary["num_requests"])
 	}
 }
+
+// An error that echoes a huge value is cut to a readable line, and still
+// wraps its cause.
+func TestErrorsAreClipped(t *testing.T) {
+	huge := bytes.Repeat([]byte("x"), 1<<20)
+	_, err := Predict(Inputs{Config: append(append([]byte("engine: {hardware: "), huge...), '}')}, nil)
+	if err == nil || len(err.Error()) > maxErrorLen+40 || !bytes.Contains([]byte(err.Error()), []byte("more bytes)")) {
+		t.Fatalf("error of %d bytes", len(fmt.Sprint(err)))
+	}
+}

@@ -49,6 +49,9 @@ type Inputs struct {
 type Limits struct {
 	MaxRequests int // requests in the workload
 	MaxPasses   int // engine passes in the replay
+	// Prompt and output tokens of the run's requests: the work of a run
+	// grows with them, not with its passes (a pass costs O(batch)).
+	MaxPromptTokens, MaxOutputTokens int
 }
 
 // Progress is reported periodically during a run.
@@ -69,9 +72,31 @@ var ErrTooLarge = replay.ErrTooLarge
 func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
 	p, err := Prepare(in)
 	if err != nil {
-		return nil, err
+		return nil, clip(err)
 	}
-	return p.Run(nil, progress)
+	rep, err := p.Run(nil, progress)
+	return rep, clip(err)
+}
+
+// maxErrorLen bounds an error message: an input that echoes a huge value
+// (a 10 MB string where a name belongs) is cut, on every front end alike.
+const maxErrorLen = 1000
+
+// clipped is an error whose message was cut; errors.Is still sees the cause.
+type clipped struct {
+	msg string
+	err error
+}
+
+func (e *clipped) Error() string { return e.msg }
+func (e *clipped) Unwrap() error { return e.err }
+
+func clip(err error) error {
+	if err == nil || len(err.Error()) <= maxErrorLen {
+		return err
+	}
+	msg := strings.ToValidUTF8(err.Error()[:maxErrorLen], "")
+	return &clipped{msg: msg + fmt.Sprintf("… (%d more bytes)", len(err.Error())-len(msg)), err: err}
 }
 
 // Prepared is a parsed config with its workload loaded: read-only, so one
@@ -100,7 +125,7 @@ func Prepare(in Inputs) (*Prepared, error) {
 	p.key = sourceKey(&p.cfg)
 	// Resolve the engine once so its errors (an unknown GPU, a bad
 	// profile) surface here, not in every run.
-	ec, err := engineConfig(&p.cfg, &p.cfg.Engine.Workers.Aggregated, in)
+	ec, err := engineConfig(&p.cfg, &p.cfg.Engine.Workers.Aggregated, in, p.wl)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +187,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (*repor
 	if p.in.Limits.MaxRequests > 0 && total > p.in.Limits.MaxRequests {
 		return nil, fmt.Errorf("%w: %d requests, this service runs at most %d (use the CLI or the page for large runs)", ErrTooLarge, total, p.in.Limits.MaxRequests)
 	}
-	pools, err := p.pools(&cfg)
+	pools, err := p.pools(&cfg, wl)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +200,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (*repor
 		Capture:     p.in.CapturePerRequest,
 		SLA:         report.SLA(cfg.Evaluation.SLA),
 	}
+	opt.MaxPromptTokens, opt.MaxOutputTokens = p.in.Limits.MaxPromptTokens, p.in.Limits.MaxOutputTokens
 	opt.Progress = func(ms float64, done, total int) bool {
 		// Yield now and then on wasm. There is one thread and no
 		// preemption there, so a GC cycle that starts during the replay
@@ -191,9 +217,9 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (*repor
 }
 
 // pools builds fresh workers and routers for cfg.
-func (p *Prepared) pools(cfg *config.Config) ([]replay.Pool, error) {
+func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Pool, error) {
 	role := &cfg.Engine.Workers.Aggregated
-	ecfg, err := engineConfig(cfg, role, p.in)
+	ecfg, err := engineConfig(cfg, role, p.in, wl)
 	if err != nil {
 		return nil, err
 	}
@@ -303,9 +329,9 @@ func loadKind(cfg *config.Config) replay.Load {
 	return replay.Load{Kind: replay.Concurrency, Concurrency: l.Concurrency}
 }
 
-func engineConfig(cfg *config.Config, role *config.Role, in Inputs) (engine.Config, error) {
+func engineConfig(cfg *config.Config, role *config.Role, in Inputs, wl *workload.Workload) (engine.Config, error) {
 	ec := cfg.EngineConfig(role)
-	if err := timingAndCapacity(cfg, role, in, &ec); err != nil {
+	if err := timingAndCapacity(cfg, role, in, wl, &ec); err != nil {
 		return ec, err
 	}
 	return ec, nil

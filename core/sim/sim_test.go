@@ -267,7 +267,7 @@ func TestL7ArrivalsChangeOnlyTimestamps(t *testing.T) {
 	if !slicesEqual(a, b) || slicesEqual(a, c) {
 		t.Fatal("poisson arrivals must depend on the seed only")
 	}
-	burst := run("{type: constant_rate, requests_per_second: 0}")
+	burst := run("{type: concurrency, concurrency: 50}") // a rate of 0 is an error now (issue 11)
 	if burst[len(burst)-1] != 0 {
 		t.Fatalf("burst arrivals %v", burst[:3])
 	}

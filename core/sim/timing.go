@@ -6,6 +6,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -14,7 +15,7 @@ import (
 // `timing.type: default` and `capacity.type: default`. It is built for
 // every run, so an unknown model or GPU is an error whatever the timing
 // type: a config never names hardware that nothing checks.
-func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, ec *engine.Config) error {
+func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, wl *workload.Workload, ec *engine.Config) error {
 	const p = "engine.workers.aggregated"
 	var roof *timing.Roofline
 	roofline := func() (*timing.Roofline, error) {
@@ -111,6 +112,9 @@ func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, ec *eng
 			return err
 		}
 		per := r.KVBytesPerToken() * int64(ec.BlockSize)
+		if per <= 0 {
+			return fmt.Errorf("%s.kv_cache.capacity.bytes: the model has no KV bytes per token", p)
+		}
 		ec.NumBlocks = int(c.Bytes / per)
 		if ec.NumBlocks < 1 {
 			return fmt.Errorf("%s.kv_cache.capacity.bytes: %d bytes hold no %d-token block of %d bytes", p, c.Bytes, ec.BlockSize, per)
@@ -118,5 +122,31 @@ func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, ec *eng
 	default:
 		ec.NumBlocks = c.Blocks
 	}
+	if c.Type != "fixed" || c.Bytes > 0 {
+		// A derived pool (tiny bytes per token: kv_lora_rank 1) may come
+		// to billions of blocks; pools allocate up front, so one past
+		// engine.MaxBlocks is cut to what the run can touch.
+		if ec.NumBlocks > engine.MaxBlocks && wl != nil {
+			ec.NumBlocks = min(ec.NumBlocks, touchable(wl, ec))
+		}
+		if ec.NumBlocks > engine.MaxBlocks {
+			return fmt.Errorf("%s.kv_cache.capacity: the pool comes to %d blocks of %d tokens, more than engine.MaxBlocks (%d); give capacity {type: fixed, blocks: N} or a larger block_size", p, ec.NumBlocks, ec.BlockSize, engine.MaxBlocks)
+		}
+	}
 	return nil
+}
+
+// touchable is the most blocks a run of wl can hold at once: every request
+// resident with its prompt, output and a speculative burst, plus one.
+func touchable(wl *workload.Workload, ec *engine.Config) int {
+	n, bs := 1, ec.BlockSize
+	for i := range wl.Sessions {
+		for _, t := range wl.Sessions[i].Turns {
+			n += (t.Input+t.Output+ec.Spec.NextN+1+bs-1)/bs + 1
+			if n > engine.MaxBlocks {
+				return n
+			}
+		}
+	}
+	return n
 }

@@ -51,8 +51,13 @@ func number(raw json.RawMessage) (json.Number, error) {
 	return json.Number(raw), nil
 }
 
-// MaxTraceBytes bounds a trace read from memory (the page, the Worker).
+// maxLine bounds one trace line (64 MiB).
 const maxLine = 64 << 20
+
+// MaxRequestTokens bounds the prompt and the output length of one request
+// (16 Mi tokens): far past any model's context, small enough that sums over
+// a request never overflow.
+const MaxRequestTokens = 16 << 20
 
 // ReadMooncake parses a Mooncake JSONL trace (spec §8.2). traceBlock is the
 // number of tokens per hash id (512 for the public traces). Errors name the
@@ -61,10 +66,14 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 	if traceBlock < 1 {
 		return nil, fmt.Errorf("traffic.source.block_size: must be ≥ 1, got %d", traceBlock)
 	}
+	if err := checkEncoding(name, data); err != nil {
+		return nil, err
+	}
 	w := &Workload{Name: name, TraceBlock: traceBlock, Timestamps: true}
 	intern := idmap.New(0)           // trace hash id → token id
 	sessions := make(map[string]int) // session id (raw JSON) → index in w.Sessions
 	last := make(map[int]float64)    // session index → previous timestamp
+	sum := make(map[int]timing.Time) // session index → its delays so far
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -205,6 +214,9 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 				}
 			}
 			t.Delay = timing.FromMs(delay)
+			if sum[si] += t.Delay; sum[si] > timing.Horizon {
+				return nil, fail("delay: the session's delays add up past 100 years of virtual time")
+			}
 		}
 		if hasTS {
 			last[si] = ts
@@ -212,7 +224,7 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 		w.Sessions[si].Turns = append(w.Sessions[si].Turns, t)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %v", name, line+1, err)
+		return nil, scanErr(name, line+1, err)
 	}
 	if len(w.Sessions) == 0 {
 		return nil, fmt.Errorf("%s: empty trace", name)
@@ -235,16 +247,22 @@ func intField(n json.Number, def int) (int, error) {
 		return def, nil
 	}
 	v, err := strconv.ParseInt(n.String(), 10, 64)
-	if err != nil || v < 0 || v > math.MaxInt32 {
+	if err != nil || v < 0 {
 		return 0, fmt.Errorf("must be an integer ≥ 0, got %s", n)
+	}
+	if v > MaxRequestTokens {
+		return 0, fmt.Errorf("must be ≤ %d (MaxRequestTokens), got %s", MaxRequestTokens, n)
 	}
 	return int(v), nil
 }
 
 func floatField(n json.Number) (float64, error) {
 	v, err := strconv.ParseFloat(n.String(), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e15 {
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return 0, fmt.Errorf("must be a finite number ≥ 0, got %s", n)
+	}
+	if v > timing.HorizonMs {
+		return 0, fmt.Errorf("must be ≤ %.0f ms (100 years of virtual time), got %s", timing.HorizonMs, n)
 	}
 	return v, nil
 }
@@ -288,5 +306,5 @@ func Scale(t timing.Time, ratio float64) timing.Time {
 	if ratio == 1 {
 		return t
 	}
-	return timing.Time(math.Round(float64(t) / ratio))
+	return timing.FromNs(float64(t) / ratio) // saturates at timing.Horizon
 }

@@ -3,7 +3,8 @@
 // an id derived from its inputs, so a run can be shared as a URL.
 //
 //	POST /v1/predict   multipart/form-data: config (YAML), trace (file, optional),
-//	                   profile (.npz, optional), set (PATH=VALUE, repeatable)
+//	                   profile (.npz, optional), model (HF config.json, optional),
+//	                   set (PATH=VALUE, repeatable)
 //	GET  /v1/runs/{id} the stored report
 //	GET  /v1/health    liveness, version and limits
 //
@@ -25,6 +26,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"path"
 	"strings"
 	"sync"
@@ -47,16 +49,26 @@ type Store interface {
 
 // Options configure the handler.
 type Options struct {
-	MaxBodyBytes int64      // request body cap; 413 beyond it
-	Limits       sim.Limits // passed to every run; 413 when a run exceeds them
+	MaxBodyBytes int64 // request body cap; 413 beyond it
+	// MaxConfigBytes caps the config field plus the set fields (413 beyond,
+	// before any parsing): YAML parsing costs far more per byte than a trace.
+	MaxConfigBytes int64
+	// BodyTimeout is the read deadline of a request body: a body still
+	// arriving after it is answered with 408.
+	BodyTimeout time.Duration
+	Limits      sim.Limits // passed to every run; 413 when a run exceeds them
 	// Clock, if set, measures the run for the report's wall-clock fields.
 	// In Workers the clock does not advance during CPU work, so it is nil there
 	// and those fields stay 0.
 	Clock func() time.Time
 }
 
-// DefaultMaxBodyBytes is the request body cap when none is configured.
-const DefaultMaxBodyBytes = 32 << 20
+// Defaults of the options left zero.
+const (
+	DefaultMaxBodyBytes   = 32 << 20
+	DefaultMaxConfigBytes = 256 << 10
+	DefaultBodyTimeout    = 30 * time.Second
+)
 
 const (
 	runKeyPrefix = "run:"
@@ -76,6 +88,12 @@ func NewHandler(store Store, opt Options) *Handler {
 	if opt.MaxBodyBytes <= 0 {
 		opt.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opt.MaxConfigBytes <= 0 {
+		opt.MaxConfigBytes = DefaultMaxConfigBytes
+	}
+	if opt.BodyTimeout <= 0 {
+		opt.BodyTimeout = DefaultBodyTimeout
+	}
 	return &Handler{store: store, opt: opt}
 }
 
@@ -87,6 +105,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// A panic is a bug, not bad input: say so rather than hang the
 			// Worker (an unrecovered panic kills the Go instance mid-request).
 			writeError(w, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", v))
+			return
 		}
 	}()
 	hd := w.Header()
@@ -126,14 +145,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) health(w http.ResponseWriter) {
 	b, _ := json.Marshal(map[string]any{
-		"status":         "ok",
-		"version":        Version,
-		"storage":        h.store != nil,
-		"max_body_bytes": h.opt.MaxBodyBytes,
-		"max_requests":   h.opt.Limits.MaxRequests,
-		"max_passes":     h.opt.Limits.MaxPasses,
+		"status":            "ok",
+		"version":           Version,
+		"storage":           h.store != nil,
+		"max_body_bytes":    h.opt.MaxBodyBytes,
+		"max_requests":      h.opt.Limits.MaxRequests,
+		"max_passes":        h.opt.Limits.MaxPasses,
+		"max_prompt_tokens": h.opt.Limits.MaxPromptTokens,
+		"max_output_tokens": h.opt.Limits.MaxOutputTokens,
+		"max_config_bytes":  h.opt.MaxConfigBytes,
+		"body_timeout_ms":   h.opt.BodyTimeout.Milliseconds(),
 	})
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	writeBody(w, http.StatusOK, append(b, '\n'))
 }
 
@@ -155,30 +179,38 @@ func (h *Handler) getRun(w http.ResponseWriter, id string) {
 		writeError(w, http.StatusNotFound, "unknown run id "+id)
 		return
 	}
+	// An id names one set of inputs and one build: its report never changes.
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	writeReport(w, http.StatusOK, id, "hit", b)
 }
 
 // inputs are the fields of one POST /v1/predict.
 type inputs struct {
-	config, trace, profile             []byte
-	configName, traceName, profileName string
-	sets                               []string
-	hasConfig, hasTrace, hasProfile    bool
-	traceNameField                     string // explicit trace_name field
+	config, trace, profile, model                 []byte
+	configName, traceName, profileName, modelName string
+	sets                                          []string
+	hasConfig, hasTrace, hasProfile, hasModel     bool
+	traceNameField                                string // explicit trace_name field
 }
 
 func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
-	var in *inputs
-	status, msg := http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, h.opt.MaxBodyBytes)
-	if r.ContentLength <= h.opt.MaxBodyBytes { // known too large: skip parsing
-		in, status, msg = h.readInputs(w, r)
+	if r.ContentLength > h.opt.MaxBodyBytes {
+		// Known too large: answer at once, reading nothing (the declared
+		// body may never come).
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, h.opt.MaxBodyBytes))
+		return
 	}
-	// Read what is left of the body (bounded) before answering: a runtime
-	// whose request stream is cancelled half-read may drop the connection,
-	// and the client then sees a reset instead of the answer (a local
-	// workerd also failed the next request on it with 503).
-	io.Copy(io.Discard, io.LimitReader(r.Body, 2*h.opt.MaxBodyBytes))
-	r.Body.Close()
+	body, stop := withDeadline(w, r.Body, h.opt.BodyTimeout)
+	in, status, msg := h.readInputs(w, r, body)
+	if status != http.StatusRequestTimeout {
+		// Read what is left of the body (bounded, and within the read
+		// deadline) before answering: a runtime whose request stream is
+		// cancelled half-read may drop the connection, and the client then
+		// sees a reset instead of the answer (a local workerd also failed
+		// the next request on it with 503).
+		io.Copy(io.Discard, io.LimitReader(body, 2*h.opt.MaxBodyBytes))
+	}
+	stop()
 	if status != 0 {
 		writeError(w, status, msg)
 		return
@@ -220,14 +252,16 @@ func (h *Handler) run(in *inputs) ([]byte, error) {
 		start = h.opt.Clock()
 	}
 	rep, err := sim.Predict(sim.Inputs{
-		Config:      in.config,
-		ConfigName:  in.configName,
-		Sets:        in.sets,
-		Trace:       in.trace,
-		TraceName:   in.traceName,
-		Profile:     in.profile,
-		ProfileName: in.profileName,
-		Limits:      h.opt.Limits,
+		Config:          in.config,
+		ConfigName:      in.configName,
+		Sets:            in.sets,
+		Trace:           in.trace,
+		TraceName:       in.traceName,
+		Profile:         in.profile,
+		ProfileName:     in.profileName,
+		ModelConfig:     in.model,
+		ModelConfigName: in.modelName,
+		Limits:          h.opt.Limits,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -249,14 +283,15 @@ func (h *Handler) run(in *inputs) ([]byte, error) {
 }
 
 // readInputs reads the multipart body. A non-zero status is an error answer.
-func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request) (*inputs, int, string) {
+func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request, rawBody io.Reader) (*inputs, int, string) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, http.StatusBadRequest, "expected a multipart/form-data body with fields config, trace (optional), profile (optional), e.g. curl -F config=@config.yaml -F trace=@trace.jsonl"
 	}
-	body := http.MaxBytesReader(w, io.NopCloser(r.Body), h.opt.MaxBodyBytes)
+	body := http.MaxBytesReader(w, io.NopCloser(rawBody), h.opt.MaxBodyBytes)
 	mr := multipart.NewReader(body, params["boundary"])
 	in := &inputs{}
+	configBytes := int64(0) // config and set fields (Options.MaxConfigBytes)
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -267,12 +302,26 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request) (*inputs, i
 			return nil, st, msg
 		}
 		name := part.FormName()
+		file := baseName(part.FileName())
+		var src io.Reader = part
+		small := name == "config" || name == "set" || name == "trace_name"
+		if small {
+			src = io.LimitReader(part, h.opt.MaxConfigBytes-configBytes+1)
+		}
 		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(part); err != nil {
+		if _, err := buf.ReadFrom(src); err != nil {
 			st, msg := bodyErr(err, r.ContentLength, h.opt.MaxBodyBytes)
 			return nil, st, msg
 		}
-		file := baseName(part.FileName())
+		if small {
+			if configBytes += int64(buf.Len()); configBytes > h.opt.MaxConfigBytes {
+				what := "the set fields"
+				if name == "config" {
+					what = or(file, "config.yaml")
+				}
+				return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s: over this service's limit of %d bytes of config (config and set fields together): run large configs with the dynosim CLI or the web page", what, h.opt.MaxConfigBytes)
+			}
+		}
 		switch name {
 		case "config":
 			if in.hasConfig {
@@ -291,10 +340,15 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request) (*inputs, i
 				return nil, http.StatusBadRequest, "field profile given twice"
 			}
 			in.profile, in.profileName, in.hasProfile = nonNil(buf.Bytes()), or(file, "profile.npz"), true
+		case "model": // an HF config.json standing for engine.model
+			if in.hasModel {
+				return nil, http.StatusBadRequest, "field model given twice"
+			}
+			in.model, in.modelName, in.hasModel = nonNil(buf.Bytes()), or(file, "config.json"), true
 		case "set":
 			in.sets = append(in.sets, strings.TrimSpace(buf.String()))
 		default:
-			return nil, http.StatusBadRequest, fmt.Sprintf("unknown form field %q (expected config, trace, trace_name, profile, set)", oneLine(name))
+			return nil, http.StatusBadRequest, fmt.Sprintf("unknown form field %q (expected config, trace, trace_name, profile, model, set)", oneLine(name))
 		}
 	}
 	if !in.hasConfig {
@@ -310,6 +364,9 @@ func bodyErr(err error, got, max int64) (int, string) {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return http.StatusRequestEntityTooLarge, tooLarge(got, max)
+	}
+	if errors.Is(err, errBodyTimeout) {
+		return http.StatusRequestTimeout, err.Error()
 	}
 	return http.StatusBadRequest, "malformed multipart body: " + oneLine(err.Error())
 }
@@ -343,6 +400,11 @@ func runID(in *inputs) string {
 	field([]byte(in.traceName))
 	field(in.profile)
 	field([]byte(in.profileName))
+	if in.hasModel { // only then: ids of runs without a model stay as they were
+		field([]byte("model"))
+		field(in.model)
+		field([]byte(in.modelName))
+	}
 	for _, s := range in.sets {
 		field([]byte(s))
 	}
@@ -367,12 +429,16 @@ func writeReport(w http.ResponseWriter, status int, id, cache string, b []byte) 
 	hd.Set("Location", "/v1/runs/"+id)
 	hd.Set("X-Dynosim-Run-Id", id)
 	hd.Set("X-Dynosim-Cache", cache)
-	hd.Set("Cache-Control", "public, max-age=31536000, immutable")
+	if hd.Get("Cache-Control") == "" {
+		// A POST answer is never cached; GET /v1/runs/{id} is immutable.
+		hd.Set("Cache-Control", "no-store")
+	}
 	writeBody(w, status, b)
 }
 
-// writeBody sends a complete body.
+// writeBody sends a complete JSON body.
 func writeBody(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	w.Write(b)
 }
@@ -419,4 +485,55 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// errBodyTimeout is the error of a request body read past Options.BodyTimeout.
+var errBodyTimeout = errors.New("the request body did not arrive within this service's read deadline")
+
+// deadliner is a body that enforces a read deadline itself (the Workers
+// request stream, main_js.go).
+type deadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+// withDeadline returns body with reads failing with errBodyTimeout once d has
+// passed, and a stop function that closes it. The deadline is the body's own
+// (the Workers request stream, main_js.go), the connection's (a native
+// server), or else a goroutine reads the body into a pipe the timer closes.
+func withDeadline(w http.ResponseWriter, body io.ReadCloser, d time.Duration) (io.Reader, func()) {
+	timeoutErr := fmt.Errorf("%w (%v): send the whole body at once", errBodyTimeout, d)
+	closeBody := func() { body.Close() }
+	if dl, ok := body.(deadliner); ok && dl.SetReadDeadline(time.Now().Add(d)) == nil {
+		return &timeoutReader{r: body, err: timeoutErr}, closeBody
+	}
+	if http.NewResponseController(w).SetReadDeadline(time.Now().Add(d)) == nil {
+		// The server closes the body, within the deadline (it resets the
+		// deadline for the connection's next request).
+		return &timeoutReader{r: body, err: timeoutErr}, func() {}
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, body)
+		pw.CloseWithError(err) // nil: EOF
+	}()
+	t := time.AfterFunc(d, func() { pw.CloseWithError(timeoutErr) })
+	return pr, func() {
+		// Not body.Close: it may wait for the goroutine's stalled read.
+		t.Stop()
+		pr.Close()
+	}
+}
+
+// timeoutReader names the deadline in a timeout error.
+type timeoutReader struct {
+	r   io.Reader
+	err error
+}
+
+func (t *timeoutReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && (errors.Is(err, errBodyTimeout) || errors.Is(err, os.ErrDeadlineExceeded)) {
+		err = t.err
+	}
+	return n, err
 }

@@ -9,9 +9,15 @@ const DefaultCPUBudgetMs = 30_000
 // Throughput of the core compiled to wasm, measured on a local workerd (see
 // docs/worker.md: ~225,000 engine passes and ~900 Mooncake conversation
 // requests per CPU second), with a safety factor of ~2.
+// What a run costs grows with its requests' tokens more than with its
+// passes (a pass costs O(batch)): each output token is one sequence in one
+// pass (~3 M/s natively in big batches, ~2.5× slower in wasm), each prompt
+// token is synthesised and hashed once (~140 M/s natively).
 const (
-	requestsPerCPUSecond = 500
-	passesPerCPUSecond   = 100_000
+	requestsPerCPUSecond     = 500
+	passesPerCPUSecond       = 100_000
+	outputTokensPerCPUSecond = 500_000
+	promptTokensPerCPUSecond = 20_000_000
 )
 
 // LimitsForBudget derives the per-run caps from a CPU budget in milliseconds,
@@ -24,5 +30,8 @@ func LimitsForBudget(ms int) sim.Limits {
 	return sim.Limits{
 		MaxRequests: int(int64(ms) * requestsPerCPUSecond / 1000),
 		MaxPasses:   int(int64(ms) * passesPerCPUSecond / 1000),
+
+		MaxOutputTokens: int(int64(ms) * outputTokensPerCPUSecond / 1000),
+		MaxPromptTokens: int(int64(ms) * promptTokensPerCPUSecond / 1000),
 	}
 }

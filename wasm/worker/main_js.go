@@ -4,6 +4,8 @@ package main
 
 import (
 	"errors"
+	"io"
+	"net/http"
 	"strconv"
 	"syscall/js"
 	"time"
@@ -21,11 +23,85 @@ func main() {
 	if ns := env.Get(KVBinding); ns.Truthy() {
 		store = &kvStore{ns: ns, ttl: envInt(env, "RUN_TTL_SECONDS", 0)}
 	}
-	workers.Serve(NewHandler(store, optionsFromEnv(env)))
+	workers.Serve(streamBodies{NewHandler(store, optionsFromEnv(env))})
+}
+
+// streamBodies replaces syumai/workers' request body reader with
+// streamBody, which keeps a read deadline and reads empty chunks as what
+// they are (syumai's reader returns io.EOF on an empty chunk, so a body that
+// the runtime delivers with one was cut short: "malformed multipart body:
+// unexpected EOF" now and then on large uploads).
+type streamBodies struct{ h http.Handler }
+
+func (s streamBodies) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g, ok := r.Body.(interface{ GetRawJSBody() js.Value }); ok {
+		if st := g.GetRawJSBody(); st.Truthy() {
+			r.Body = &streamBody{stream: st}
+		}
+	}
+	s.h.ServeHTTP(w, r)
+}
+
+// streamBody is an io.ReadCloser over a JavaScript ReadableStream.
+type streamBody struct {
+	stream, reader js.Value
+	buf            []byte
+	deadline       time.Time
+	err            error
+}
+
+// SetReadDeadline makes reads after t fail with errBodyTimeout.
+func (b *streamBody) SetReadDeadline(t time.Time) error {
+	b.deadline = t
+	return nil
+}
+
+func (b *streamBody) Read(p []byte) (int, error) {
+	for len(b.buf) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		if b.reader.IsUndefined() {
+			b.reader = b.stream.Call("getReader")
+		}
+		wait := 24 * time.Hour
+		if !b.deadline.IsZero() {
+			if wait = time.Until(b.deadline); wait <= 0 {
+				b.err = errBodyTimeout
+				return 0, b.err
+			}
+		}
+		v, err := await(b.reader.Call("read"), wait)
+		switch {
+		case err == errTimeout:
+			b.err = errBodyTimeout
+		case err != nil:
+			b.err = errors.New("reading the request body: " + err.Error())
+		case v.Get("done").Truthy():
+			b.err = io.EOF
+		default:
+			chunk := v.Get("value")
+			if n := chunk.Get("byteLength").Int(); n > 0 { // empty chunks are not the end
+				b.buf = make([]byte, n)
+				js.CopyBytesToGo(b.buf, chunk)
+			}
+		}
+	}
+	n := copy(p, b.buf)
+	b.buf = b.buf[n:]
+	return n, nil
+}
+
+func (b *streamBody) Close() error {
+	if !b.reader.IsUndefined() && b.err != io.EOF {
+		b.reader.Call("cancel")
+	}
+	return nil
 }
 
 // optionsFromEnv reads the limits from the Worker's vars (all optional):
-// MAX_BODY_BYTES, CPU_BUDGET_MS, MAX_REQUESTS, MAX_PASSES.
+// MAX_BODY_BYTES, MAX_CONFIG_BYTES, BODY_TIMEOUT_MS, CPU_BUDGET_MS and the
+// explicit caps MAX_REQUESTS, MAX_PASSES, MAX_PROMPT_TOKENS, MAX_OUTPUT_TOKENS.
 func optionsFromEnv(env js.Value) Options {
 	budget := envInt(env, "CPU_BUDGET_MS", DefaultCPUBudgetMs)
 	lim := LimitsForBudget(budget)
@@ -35,9 +111,17 @@ func optionsFromEnv(env js.Value) Options {
 	if v := envInt(env, "MAX_PASSES", -1); v >= 0 {
 		lim.MaxPasses = v
 	}
+	if v := envInt(env, "MAX_PROMPT_TOKENS", -1); v >= 0 {
+		lim.MaxPromptTokens = v
+	}
+	if v := envInt(env, "MAX_OUTPUT_TOKENS", -1); v >= 0 {
+		lim.MaxOutputTokens = v
+	}
 	return Options{
-		MaxBodyBytes: int64(envInt(env, "MAX_BODY_BYTES", DefaultMaxBodyBytes)),
-		Limits:       lim,
+		MaxBodyBytes:   int64(envInt(env, "MAX_BODY_BYTES", DefaultMaxBodyBytes)),
+		MaxConfigBytes: int64(envInt(env, "MAX_CONFIG_BYTES", DefaultMaxConfigBytes)),
+		BodyTimeout:    time.Duration(envInt(env, "BODY_TIMEOUT_MS", int(DefaultBodyTimeout/time.Millisecond))) * time.Millisecond,
+		Limits:         lim,
 		// No Clock: Workers freeze Date.now() during CPU work, so a measured
 		// wall time would read 0 anyway; the wall-clock fields stay 0.
 	}

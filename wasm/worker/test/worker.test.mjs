@@ -18,7 +18,7 @@ import { Agent, setGlobalDispatcher } from 'undici';
 // race failed requests at random ("other side closed") although the Worker
 // answered every request it received. Fresh connections take the race away.
 setGlobalDispatcher(new Agent({ pipelining: 0 }));
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +30,7 @@ const testdata = path.join(root, 'wasm/worker/testdata');
 const GO = process.env.GO || (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go');
 const WRANGLER = path.join(root, 'node_modules/.bin/wrangler');
 const MAX_BODY = 1 << 20; // the test instance's body cap (the default is 32 MiB)
+const BODY_TIMEOUT_MS = 2000; // the test instance's body read deadline (the default is 30 s)
 const WALL_CLOCK = ['wall_time_ms', 'processed_tokens_per_s', 'processed_output_tokens_per_s'];
 
 // The config every test runs: the CLI's embedded default (the upload / --trace
@@ -87,7 +88,7 @@ before(async () => {
     compatibilityDate: wcfg.compatibility_date,
     kvNamespaces: wcfg.kv_namespaces.map((k) => k.binding),
     kvPersist: path.join(tmp, 'state'),
-    bindings: { ...wcfg.vars, MAX_BODY_BYTES: String(MAX_BODY) },
+    bindings: { ...wcfg.vars, MAX_BODY_BYTES: String(MAX_BODY), BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) },
     host: '127.0.0.1',
     port: await freePort(),
   });
@@ -152,6 +153,7 @@ async function expectError(res, status, pattern) {
   const j = JSON.parse(body);
   assert.deepEqual(Object.keys(j), ['error']);
   assert.equal(typeof j.error, 'string');
+  assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
   assert.ok(!j.error.includes('\n'));
   if (pattern) assert.match(j.error, pattern);
   return j.error;
@@ -175,6 +177,8 @@ test('predict equals the CLI, is stored, and is served from storage the second t
   const first = await predict(fields);
   assert.equal(first.r.status, 200, first.body);
   assert.match(first.r.headers.get('content-type'), /application\/json/);
+  assert.equal(first.r.headers.get('x-content-type-options'), 'nosniff');
+  assert.doesNotMatch(first.r.headers.get('cache-control') || '', /immutable/, 'a POST answer is not immutable');
   assert.equal(first.r.headers.get('x-dynosim-cache'), 'miss');
   const loc = first.r.headers.get('location');
   assert.match(loc, /^\/v1\/runs\/[0-9a-f]{32}$/);
@@ -183,6 +187,8 @@ test('predict equals the CLI, is stored, and is served from storage the second t
 
   const got = await fetch(base + loc);
   assert.equal(got.status, 200);
+  assert.match(got.headers.get('cache-control'), /immutable/, 'GET /v1/runs/{id} is');
+  assert.equal(got.headers.get('x-content-type-options'), 'nosniff');
   assert.equal(await got.text(), first.body, 'GET /v1/runs/{id} returns the same bytes');
 
   const second = await predict(fields);
@@ -259,6 +265,122 @@ test('oversized bodies get 413, with or without Content-Length', async () => {
     signal: AbortSignal.timeout(60_000),
   });
   await expectError({ r, body: await r.text() }, 413, /exceeds this service's limit/);
+});
+
+// rawRequest writes head and body on a raw socket (to declare lengths fetch
+// would not) and returns the status and body of the answer, or throws after
+// ms. The socket stays open until then: a stalled client.
+async function rawRequest(head, body, ms) {
+  const { hostname, port } = new URL(base);
+  const sock = net.connect(Number(port), hostname);
+  await once(sock, 'connect');
+  sock.write(head);
+  sock.write(body);
+  let data = '';
+  sock.setEncoding('utf8');
+  try {
+    return await new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms; got ${JSON.stringify(data)}`)), ms);
+      const done = () => {
+        const i = data.indexOf('\r\n\r\n');
+        if (i < 0) return false;
+        const headers = data.slice(0, i);
+        const len = /content-length: *(\d+)/i.exec(headers);
+        let rest = data.slice(i + 4);
+        if (/transfer-encoding: *chunked/i.test(headers)) {
+          if (!rest.includes('\r\n0\r\n')) return false;
+          rest = rest.replace(/^[0-9a-f]+\r\n/i, '').replace(/\r\n0\r\n[\s\S]*$/, '');
+        } else if (!len || Buffer.byteLength(rest) < Number(len[1])) return false;
+        clearTimeout(t);
+        resolve({ status: Number(headers.split(' ')[1]), headers, body: rest });
+        return true;
+      };
+      sock.on('data', (d) => { data += d; done(); });
+      sock.on('error', reject);
+      sock.on('end', () => { if (!done()) reject(new Error(`closed without an answer: ${JSON.stringify(data)}`)); });
+    });
+  } finally {
+    sock.destroy();
+  }
+}
+
+function rawError(res, status, pattern) {
+  const r = { status: res.status, headers: new Headers(res.headers.split('\r\n').slice(1).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()])) };
+  return expectError({ r, body: res.body }, status, pattern);
+}
+
+test('hostile bodies: a declared huge body is refused at once, a stalled one times out', async () => {
+  const part = 'Content-Disposition: form-data; name="config"\r\n\r\n{}\r\n';
+  const t0 = performance.now();
+  const huge = await rawRequest('POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\n' +
+    'Content-Length: 99999999999\r\n\r\n', `--B\r\n${part}`, 10_000);
+  await rawError(huge, 413, /99999999999 bytes/);
+  console.log(`Content-Length 99999999999 with a small body: 413 in ${(performance.now() - t0).toFixed(0)} ms`);
+
+  const head = 'POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: 5000\r\n\r\n';
+  const t1 = performance.now();
+  const slow = await rawRequest(head, `--B\r\n${part}--B\r\nContent-Disposition: form-data; name="trace"; filename="t.jsonl"\r\n\r\n{"timestamp"`, BODY_TIMEOUT_MS + 10_000);
+  await rawError(slow, 408, /read deadline/);
+  const ms = performance.now() - t1;
+  console.log(`stalled body: 408 after ${ms.toFixed(0)} ms (deadline ${BODY_TIMEOUT_MS} ms)`);
+  assert.ok(ms >= BODY_TIMEOUT_MS - 100, `answered before the deadline: ${ms} ms`);
+
+  // The Worker still answers afterwards.
+  const r = await fetch(`${base}/v1/health`);
+  assert.equal(r.status, 200);
+});
+
+test('hostile work: token and config caps answer 413 before any work', async () => {
+  const t0 = performance.now();
+  await expectError(await predict([['config', { name: 'wide.yaml', data: 'traffic:\n  source: {type: synthetic, input_tokens: 100, output_tokens: 3000}\n  load: {type: concurrency, concurrency: 15000}\n  stop: {requests: 15000}\n' }]]), 413, /output tokens per run.*CLI/);
+  const ms = performance.now() - t0;
+  assert.ok(ms < 5000, `15,000 × 3,000 output tokens refused in ${ms} ms`);
+  const rates = 'engine: {speculation: {kind: mtp, acceptance_rates: [' + Array(80_000).fill('0.5').join(', ') + ']}}\n';
+  await expectError(await predict([['config', { name: 'rates.yaml', data: rates }]]), 413, /^rates\.yaml: over this service's limit of 262144 bytes of config/);
+});
+
+// Each case of core/sim/testdata/hostile (NAME.yaml and the files it names,
+// which the Worker gets as uploads under the same names) answers what
+// `dynosim predict -c NAME.yaml --format json` prints: the same error message
+// (the CLI's "dynosim: <message>" against {"error": "<message>"}), or the same
+// report. Only the service's own limits (413) may refuse what the CLI runs.
+test('hostile cases: the Worker agrees with the CLI', async () => {
+  const dir = path.join(root, 'core/sim/testdata/hostile');
+  const files = readdirSync(dir).sort();
+  const cases = files.filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -'.yaml'.length));
+  assert.ok(cases.length >= 3, `only ${cases.length} hostile cases`);
+  const failures = [];
+  for (const name of cases) {
+    const config = readFileSync(path.join(dir, `${name}.yaml`));
+    const fields = [['config', { name: `${name}.yaml`, data: config }]];
+    for (const f of files.filter((f) => f.startsWith(`${name}.`) && f !== `${name}.yaml`)) {
+      const field = { '.jsonl': 'trace', '.csv': 'trace', '.npz': 'profile', '.json': 'model' }[path.extname(f)];
+      if (field) fields.push([field, { name: f, data: readFileSync(path.join(dir, f)) }]);
+    }
+    let want;
+    try {
+      want = { report: execFileSync(cli, ['predict', '-c', `${name}.yaml`, '--format', 'json'], { cwd: dir, maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 }).toString() };
+    } catch (e) {
+      const line = String(e.stderr || '').split('\n').find((l) => l.startsWith('dynosim: '));
+      want = { error: line ? line.slice('dynosim: '.length) : `(no error line: ${e.message})` };
+    }
+    const { r, body } = await predict(fields);
+    let got;
+    try { got = JSON.parse(body); } catch { failures.push(`${name}: not JSON (${r.status}): ${body.slice(0, 200)}`); continue; }
+    if (want.error !== undefined) {
+      if (r.status < 400 || r.status >= 500) failures.push(`${name}: status ${r.status}, want a 4xx (CLI: ${want.error})`);
+      else if (got.error !== want.error) failures.push(`${name}: Worker ${JSON.stringify(got.error)} vs CLI ${JSON.stringify(want.error)}`);
+      if (r.status >= 400) try { await expectError({ r, body }, r.status); } catch (e) { failures.push(`${name}: ${e.message}`); }
+    } else if (r.status === 413) {
+      if (!/CLI/.test(got.error || '')) failures.push(`${name}: 413 without pointing at the CLI: ${body}`);
+    } else if (r.status !== 200) {
+      failures.push(`${name}: status ${r.status} (${body.trim()}), the CLI ran it`);
+    } else if (normalize(body) !== normalize(want.report)) {
+      failures.push(`${name}: the report differs from the CLI's`);
+    }
+  }
+  console.log(`hostile cases: ${cases.length} compared with the CLI, ${failures.length} disagree`);
+  assert.deepEqual(failures, []);
 });
 
 test('20 concurrent requests all get correct answers', async () => {
