@@ -29,14 +29,23 @@ var summaryOrder = []string{
 var wallClock = map[string]bool{"wall_time_ms": true, "processed_tokens_per_s": true, "processed_output_tokens_per_s": true}
 
 // parseSummary extracts the summary map from report JSON.
+// An undefined value (null: a rate over no time, a latency of no request)
+// becomes NaN and shows as "—".
 func parseSummary(reportJSON []byte) (map[string]float64, error) {
 	var r struct {
-		Summary map[string]float64 `json:"summary"`
+		Summary map[string]*float64 `json:"summary"`
 	}
 	if err := json.Unmarshal(reportJSON, &r); err != nil {
 		return nil, err
 	}
-	return r.Summary, nil
+	out := make(map[string]float64, len(r.Summary))
+	for k, v := range r.Summary {
+		out[k] = math.NaN()
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	return out, nil
 }
 
 // summaryRows builds the table rows; prev may be nil.
@@ -67,6 +76,8 @@ func summaryRows(cur, prev map[string]float64) []SummaryRow {
 			if p, ok := prev[k]; ok {
 				row.Prev = formatNum(p)
 				switch {
+				case math.IsNaN(p) || math.IsNaN(cur[k]):
+					// undefined on one side: no change to show
 				case wallClock[k] && (p == 0 || cur[k] == 0):
 					// a service run has no wall clock (0): no change to show
 				case p != 0:
@@ -82,6 +93,9 @@ func summaryRows(cur, prev map[string]float64) []SummaryRow {
 }
 
 func formatNum(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatInt(int64(v), 10)
 	}
@@ -112,7 +126,12 @@ func latencyRows(s map[string]float64) []LatencyRow {
 	for _, m := range latencyMetrics {
 		row := LatencyRow{Label: m.label}
 		for _, stat := range []string{"mean", "min", "max", "p99", "p90", "p75", "std"} {
-			row.Cells = append(row.Cells, strconv.FormatFloat(s[stat+"_"+m.key], 'f', 2, 64))
+			v := s[stat+"_"+m.key]
+			cell := "—"
+			if !math.IsNaN(v) {
+				cell = strconv.FormatFloat(v, 'f', 2, 64)
+			}
+			row.Cells = append(row.Cells, cell)
 		}
 		rows = append(rows, row)
 	}
