@@ -63,7 +63,7 @@ bench: bin/dynosim
 	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/... ./internal/...
 
 clean:
-	rm -rf bin build/out build/worker public/dynosim.wasm public/ui.wasm public/*.wasm.gz public/wasm_exec.js public/uplot ui/0_components_gen.go test-artifacts
+	rm -rf bin build/out build/worker public/dynosim.wasm public/ui.wasm public/*.wasm.gz public/wasm_exec.js public/vugu-render.js public/uplot ui/0_components_gen.go test-artifacts
 
 # --- Cloudflare Worker (wasm/worker, build/; docs/worker.md) -----------------
 # `make worker` builds build/worker/ (glue + app.wasm), `make worker-dev PORT=8787`
@@ -109,6 +109,7 @@ wasm: node_modules/uplot/dist/uPlot.iife.min.js
 	$(WASM_BUILD) -o public/ui.wasm ./ui
 	gzip -9 -n -f -k public/dynosim.wasm public/ui.wasm
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" public/wasm_exec.js
+	$(GO) run ./internal/vugujs "$$($(GO) list -m -f '{{.Dir}}' github.com/vugu/vugu)/domrender/renderer-js-script.go" > public/vugu-render.js
 	mkdir -p public/uplot
 	cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css node_modules/uplot/LICENSE public/uplot/
 	$(GO) build -o bin/dynosim ./cmd/dynosim

@@ -16,6 +16,16 @@
     document.documentElement.dataset.interactive = "1";
   }, () => {});
 
+  // Vugu's renderer installs its DOM helper with window.eval, which the
+  // Content-Security-Policy forbids; the same script (vugu's jsHelperScript,
+  // written out by `make wasm` with internal/vugujs) is loaded as
+  // vugu-render.js instead, and the eval of it is skipped here, as the
+  // script itself would do once window.vuguRender exists.
+  const realEval = window.eval;
+  window.eval = function (src) {
+    if (window.vuguRender && typeof src === "string" && src.startsWith("(function(){if(window.vuguRender)return;")) return undefined;
+    return realEval(src);
+  };
   const go = new Go();
   const url = "ui.wasm";
   const start = WebAssembly.instantiateStreaming

@@ -3,7 +3,7 @@
 // simulator itself is Go. Cancel terminates the run's worker and starts a
 // fresh one (Go wasm cannot yield while a replay runs).
 //
-//   await dynosim.run({config, trace, traceName, profile, profileName})
+//   await dynosim.run({config, configName, trace, traceName, profile, profileName, model, modelName})
 //     → the report object (same JSON as `dynosim predict --format json`),
 //       or rejects with an Error whose message is the CLI's one-line error.
 //   await dynosim.runRaw(opts, onProgress) → {json, report, table, requests, wallMs}
@@ -105,6 +105,8 @@
       traceName: opts.traceName || (opts.trace instanceof File ? opts.trace.name : undefined),
       profile: toPayload(opts.profile),
       profileName: opts.profileName || (opts.profile instanceof File ? opts.profile.name : undefined),
+      model: toPayload(opts.model),
+      modelName: opts.modelName || (opts.model instanceof File ? opts.model.name : undefined),
       capturePerRequest: !!opts.capturePerRequest,
     };
     localActive++;
@@ -207,8 +209,7 @@
       } catch (e) {
         throw new Error(`the shared service at ${host} sent something that is not a report`);
       }
-      const loc = resp.headers.get("Location");
-      const runURL = loc ? new URL(loc, svc + "/").href : "";
+      const runURL = runLink(resp.headers.get("Location"), svc);
       return {
         json: text, report, runURL, service: svc,
         runId: resp.headers.get("X-Dynosim-Run-Id") || "",
@@ -217,6 +218,20 @@
       };
     } finally {
       remoteRuns.delete(ctl);
+    }
+  }
+
+  // runLink resolves the service's Location header against the service URL.
+  // The page shows it as a link, so only an http(s) URL on the service's own
+  // origin is taken; anything else (javascript:, data:, another host) is "".
+  function runLink(loc, svc) {
+    if (!loc || loc.length > 2048) return "";
+    try {
+      const u = new URL(loc, svc + "/");
+      if ((u.protocol !== "http:" && u.protocol !== "https:") || u.origin !== new URL(svc).origin || u.username || u.password) return "";
+      return u.href;
+    } catch (e) {
+      return "";
     }
   }
 

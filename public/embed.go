@@ -26,7 +26,7 @@ func FS() fs.FS { return siteFS{site} }
 // Built reports whether the WebAssembly and the copied assets are present,
 // i.e. whether `make wasm` ran before the binary was built.
 func Built() bool {
-	for _, name := range []string{"dynosim.wasm", "ui.wasm", "wasm_exec.js", "uplot/uPlot.iife.min.js"} {
+	for _, name := range []string{"dynosim.wasm", "ui.wasm", "wasm_exec.js", "vugu-render.js", "uplot/uPlot.iife.min.js"} {
 		if _, err := fs.Stat(site, name); err != nil {
 			return false
 		}

@@ -23,6 +23,7 @@ func main() {
 		if err := renderer.Render(buildEnv.RunBuild(root)); err != nil {
 			panic(err)
 		}
+		root.syncDOM()
 		if first {
 			root.markReady()
 		}

@@ -27,6 +27,7 @@ type Root struct {
 	RunURL     string
 
 	Config      string
+	editorText  string // what syncDOM last put in the editor
 	ConfigError string // live validation result
 	Preset      string
 
@@ -50,6 +51,7 @@ type Root struct {
 	Latency    []LatencyRow // the AIPerf-style distribution table
 	HasPrev    bool
 	Table      string // AIPerf-style text table
+	tableGen   int    // bumped with Table; syncDOM puts it in #console-table
 	reportJSON string
 	summary    map[string]float64
 	prevSum    map[string]float64
@@ -174,6 +176,7 @@ func setJS(obj js.Value, key string, v js.Value) {
 // OnConfigInput keeps the editor text and validates it after a pause.
 func (c *Root) OnConfigInput(event vugu.DOMEvent) {
 	c.Config = event.PropString("target", "value")
+	c.editorText = c.Config // the editor already shows it
 	c.Preset = ""
 	c.scheduleValidate(300 * time.Millisecond)
 }
@@ -260,6 +263,11 @@ func (c *Root) OnConfigFile(event vugu.DOMEvent) {
 		return
 	}
 	name := f.Get("name").String()
+	if size := f.Get("size").Float(); size > maxConfigBytes {
+		c.Error = fmt.Sprintf("%s: the config is %s; configs over 16 MiB are refused", name, humanBytes(size))
+		return
+	}
+	c.Error = ""
 	c.then(f.Call("text"), func(v js.Value) {
 		c.Config, c.Preset = v.String(), ""
 		c.Notice = "Config: " + name
@@ -420,7 +428,8 @@ func (c *Root) finish(res js.Value) {
 	c.Rows = summaryRows(sum, c.prevSum)
 	c.Latency = latencyRows(sum)
 	c.Table = jsString(res.Get("table"))
-	c.RunURL = jsString(res.Get("runURL"))
+	c.tableGen++
+	c.RunURL = runLink(jsString(res.Get("runURL")), c.ServiceURL)
 	c.Requests = nil
 	if r := res.Get("requests"); r.Type() == js.TypeString {
 		if t, err := parseRequests([]byte(r.String())); err == nil {
@@ -454,6 +463,10 @@ func (c *Root) DownloadCSV() {
 // the link. Uploaded traces are never included.
 func (c *Root) Share() {
 	frag := shareFragment(c.Config, c.Sample)
+	if len(frag) > maxShareFragment {
+		c.Error = fmt.Sprintf("this config is too large for a share link (%s in the link; the limit is %s): share the file instead", humanBytes(float64(len(frag))), humanBytes(maxShareFragment))
+		return
+	}
 	loc := js.Global().Get("location")
 	js.Global().Get("history").Call("replaceState", js.Null(), "", frag)
 	link := loc.Get("href").String()
@@ -503,9 +516,40 @@ func (c *Root) AriaSort(i int) string {
 // ShownError is the run error, or else the live config error.
 func (c *Root) ShownError() string {
 	if c.Error != "" {
-		return c.Error
+		return clip(c.Error, maxShownError)
 	}
-	return c.ConfigError
+	return clip(c.ConfigError, maxShownError)
+}
+
+// ConfigStatus is the line under the editor.
+func (c *Root) ConfigStatus() string {
+	if c.ConfigError != "" {
+		return clip(c.ConfigError, maxShownError)
+	}
+	return "Config is valid."
+}
+
+// syncDOM puts large texts into the page with direct DOM calls after each
+// render: the editor's text when Go changed it (preset, file, share link)
+// and the console table. Vugu sends its render instructions through a
+// 16 KiB buffer and panics on a longer string ("requested instruction does
+// not fit in the buffer"), so these are not bound in the template.
+func (c *Root) syncDOM() {
+	doc := js.Global().Get("document")
+	if c.Config != c.editorText {
+		if el := doc.Call("getElementById", "config-editor"); el.Truthy() {
+			el.Set("value", c.Config)
+			c.editorText = c.Config
+		}
+	}
+	if el := doc.Call("getElementById", "console-table"); el.Truthy() {
+		// (also when a render emptied it: the template gives it no children)
+		g := el.Get("dynosimGen")
+		if g.Type() != js.TypeNumber || g.Int() != c.tableGen || (c.Table != "" && !el.Call("hasChildNodes").Bool()) {
+			el.Set("textContent", c.Table)
+			el.Set("dynosimGen", c.tableGen)
+		}
+	}
 }
 
 // TraceLabel describes the trace that Run will use.

@@ -43,6 +43,39 @@ func parseFragment(frag string) (config, sample string) {
 	return config, sample
 }
 
+// Size limits of the page's own texts.
+const (
+	maxConfigBytes   = 16 << 20 // a config file larger than this is refused (as the simulator does)
+	maxShareFragment = 1 << 20  // Chromium drops URLs over 2 MiB; leave room for the rest
+	maxShownError    = 4000     // longer error texts are cut (they may quote the input)
+	maxRunURL        = 2048
+)
+
+// clip cuts s to at most n bytes (on a rune boundary), marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = strings.ToValidUTF8(s[:n], "")
+	return s + "…"
+}
+
+// runLink is the shared service's Location for a run, if it is safe to show
+// as a link: an absolute http(s) URL on the service's own origin. Anything
+// else (a javascript: or data: URL, another host) gives "".
+func runLink(loc, service string) string {
+	if loc == "" || len(loc) > maxRunURL || service == "" {
+		return ""
+	}
+	u, err := url.Parse(loc)
+	s, err2 := url.Parse(service)
+	if err != nil || err2 != nil || (u.Scheme != "http" && u.Scheme != "https") ||
+		!strings.EqualFold(u.Scheme, s.Scheme) || !strings.EqualFold(u.Host, s.Host) || u.Host == "" || u.User != nil {
+		return ""
+	}
+	return u.String()
+}
+
 // serviceHost is the host[:port] of a shared-service URL (or the URL itself
 // if it does not parse), shown next to the "Run on the shared service" tick.
 func serviceHost(service string) string {

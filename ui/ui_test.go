@@ -126,3 +126,37 @@ func TestLatencyRows(t *testing.T) {
 		t.Fatalf("cells %v / %v / %v", rows[0].Cells, rows[3].Cells, rows[4].Cells)
 	}
 }
+
+func TestRunLink(t *testing.T) {
+	const svc = "https://dynosim.example.workers.dev"
+	for loc, want := range map[string]string{
+		svc + "/v1/runs/abc":                                        svc + "/v1/runs/abc",
+		"HTTPS://dynosim.example.workers.dev/v1/runs":               "https://dynosim.example.workers.dev/v1/runs",
+		"javascript:alert(1)":                                       "",
+		"JavaScript:alert(1)//https://dynosim.example.workers.dev/": "",
+		"data:text/html,<script>alert(1)</script>":                  "",
+		"https://evil.example/v1/runs/abc":                          "",
+		"http://dynosim.example.workers.dev/v1/runs/abc":            "", // other scheme, other origin
+		"https://user@dynosim.example.workers.dev/v1/runs/abc":      "",
+		"/v1/runs/abc":                        "", // the page resolves it first
+		"":                                    "",
+		svc + "/" + strings.Repeat("a", 3000): "",
+	} {
+		if got := runLink(loc, svc); got != want {
+			t.Errorf("runLink(%q) = %q, want %q", loc, got, want)
+		}
+	}
+	if got := runLink(svc+"/v1/runs/abc", ""); got != "" {
+		t.Errorf("no service: runLink = %q", got)
+	}
+}
+
+func TestClip(t *testing.T) {
+	if got := clip("short", 10); got != "short" {
+		t.Errorf("clip = %q", got)
+	}
+	got := clip(strings.Repeat("é", 10), 5) // é is 2 bytes: cut inside a rune
+	if got != "éé…" {
+		t.Errorf("clip = %q", got)
+	}
+}

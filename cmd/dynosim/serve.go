@@ -49,7 +49,7 @@ func runServe(args []string) error {
 	if svc != "" {
 		fmt.Printf("dynosim: the page offers runs on the shared service %s\n", svc)
 	}
-	srv := &http.Server{Handler: withServiceConfig(public.Handler(), svc), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withSecurityHeaders(withServiceConfig(public.Handler(), svc)), ReadHeaderTimeout: 10 * time.Second}
 	return srv.Serve(ln)
 }
 
@@ -66,6 +66,32 @@ func serviceURL(raw string) (string, error) {
 	}
 	u.RawQuery, u.Fragment = "", ""
 	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// contentSecurityPolicy is sent with every file `serve` answers. The page
+// runs only its own scripts (no inline script, no eval: app.js loads vugu's
+// DOM helper from vugu-render.js instead of letting vugu eval it) and its own
+// workers, compiles WebAssembly ('wasm-unsafe-eval', for ui.wasm and
+// dynosim.wasm), and may be framed from any origin (embed.js). connect-src
+// allows any http(s) origin: the shared service may be chosen per page with
+// ?service=URL (docs/web.md). Inline style attributes are allowed: Vugu and
+// uPlot set them.
+const contentSecurityPolicy = "default-src 'self'; " +
+	"script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; " +
+	"style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+	"connect-src 'self' http: https:; object-src 'none'; base-uri 'self'; form-action 'none'; " +
+	"frame-ancestors *"
+
+// withSecurityHeaders adds the Content-Security-Policy, Referrer-Policy and
+// X-Content-Type-Options headers to every answer.
+func withSecurityHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", contentSecurityPolicy)
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // withServiceConfig answers /config.js with the service URL (the page reads

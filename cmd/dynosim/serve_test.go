@@ -2,10 +2,14 @@ package main
 
 import (
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/public"
 )
 
 func TestServiceURL(t *testing.T) {
@@ -45,5 +49,52 @@ func TestServiceConfigJS(t *testing.T) {
 	}
 	if got := get(h, "/index.html"); got != "static /index.html" {
 		t.Errorf("/index.html = %q", got)
+	}
+}
+
+func TestServeSecurityHeaders(t *testing.T) {
+	base := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "static "+r.URL.Path) })
+	for _, h := range []http.Handler{withSecurityHeaders(withServiceConfig(base, "")), withSecurityHeaders(withServiceConfig(base, "https://x.example"))} {
+		for _, path := range []string{"/", "/index.html", "/config.js", "/dynosim.wasm", "/missing"} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			hd := rec.Result().Header
+			csp := hd.Get("Content-Security-Policy")
+			for _, want := range []string{"default-src 'self'", "script-src 'self' 'wasm-unsafe-eval';", "worker-src 'self'", "object-src 'none'", "frame-ancestors *"} {
+				if !strings.Contains(csp, want) {
+					t.Errorf("%s: Content-Security-Policy %q lacks %q", path, csp, want)
+				}
+			}
+			for _, bad := range []string{"'unsafe-eval'", "script-src 'self' 'wasm-unsafe-eval' 'unsafe-inline'"} {
+				if strings.Contains(csp, bad) {
+					t.Errorf("%s: Content-Security-Policy %q has %q", path, csp, bad)
+				}
+			}
+			if got := hd.Get("Referrer-Policy"); got != "no-referrer" {
+				t.Errorf("%s: Referrer-Policy = %q", path, got)
+			}
+			if got := hd.Get("X-Content-Type-Options"); got != "nosniff" {
+				t.Errorf("%s: X-Content-Type-Options = %q", path, got)
+			}
+			if hd.Get("X-Frame-Options") != "" {
+				t.Errorf("%s: X-Frame-Options would break embed.js", path)
+			}
+		}
+	}
+}
+
+// TestPageHasNoInlineScript: the CSP allows only the site's own script files.
+func TestPageHasNoInlineScript(t *testing.T) {
+	b, err := fs.ReadFile(public.FS(), "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(string(b), -1) {
+		if !strings.Contains(tag, " src=") {
+			t.Errorf("index.html has an inline script (%s): the Content-Security-Policy blocks it", tag)
+		}
+	}
+	if regexp.MustCompile(`\son[a-z]+=`).Match(b) {
+		t.Error("index.html has an inline event handler: the Content-Security-Policy blocks it")
 	}
 }

@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, readFileSync, truncateSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync, readFileSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -342,4 +342,152 @@ test("share link and embed mode", async () => {
   await frame.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
   await host.screenshot({ path: path.join(artifacts, "10-embed.png"), fullPage: true });
   await host.close();
+});
+
+// Vugu sends its render instructions through a 16 KiB buffer; a config
+// bound in the template used to panic the UI ("requested instruction does
+// not fit in the buffer") and leave Run dead, on every load of a share link.
+test("a 64 KB config works through the file input, the editor and a share link", async () => {
+  const pad = "# " + "x".repeat(98) + "\n";
+  const big = twoWorkers + pad.repeat(Math.ceil((64 << 10) / pad.length));
+  assert.ok(big.length > 64 << 10);
+  writeFileSync(path.join(dir, "big.yaml"), big);
+  const consoleLog = [];
+  const page = await openPage(browser.context, srv.url, { consoleLog });
+  const editor = page.locator('[data-testid="config-editor"]');
+  const status = page.locator('[data-testid="config-status"]');
+  const runOnce = async (p) => {
+    await p.locator('[data-testid="run"]').click();
+    await p.waitForFunction(() => /^Done/.test(document.querySelector(".status").textContent), null, { timeout: 60000 });
+    assert.equal(await p.locator('[data-testid="error"]').count(), 0);
+  };
+  await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+
+  // the file input
+  await page.locator('[data-testid="config-input"]').setInputFiles(path.join(dir, "big.yaml"));
+  await page.waitForFunction((n) => document.querySelector('[data-testid="config-editor"]').value.length === n, big.length, { timeout: 10000 });
+  assert.equal(await editor.inputValue(), big);
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 10000 });
+  await runOnce(page);
+
+  // the editor (typing keeps working; the text is not reset)
+  // (as a paste: Playwright's fill() of 64 KB takes over 10 s on this page)
+  await editor.evaluate((el, v) => { el.value = v; el.dispatchEvent(new Event("input", { bubbles: true })); }, big.replace("replicas: 2", "replicas: 1"));
+  await editor.press("End");
+  await editor.pressSequentially("# typed");
+  assert.ok((await editor.inputValue()).endsWith("# typed"));
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 10000 });
+  await runOnce(page);
+  assert.match(await text(page, "summary"), /completed_requests\s+300/);
+  // the console table is put in the DOM directly too, and survives renders
+  const table = () => page.evaluate(() => document.getElementById("console-table").textContent);
+  assert.match(await table(), /Request Latency|TTFT|ttft/i);
+  await page.locator("table.reqtable button.sort").first().click(); // a render
+  await page.locator("details.texttable summary").click();
+  assert.match(await table(), /Request Latency|TTFT|ttft/i);
+
+  // a share link
+  await page.locator('[data-testid="share"]').click();
+  const url = page.url();
+  assert.ok(url.length > 80000, "the link holds the config");
+  const shared = await openPage(browser.context, url, { consoleLog });
+  assert.equal(await shared.locator('[data-testid="config-editor"]').inputValue(), big.replace("replicas: 2", "replicas: 1") + "# typed");
+  await shared.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+  await runOnce(shared);
+
+  // a share link whose 64 KB config is one unknown key: the error is shown
+  // (cut short), and the page keeps working
+  const hostile = "engine: {" + "k".repeat(64 << 10) + ": 1}\n";
+  const frag = "#config=" + Buffer.from(hostile).toString("base64url");
+  const bad = await openPage(browser.context, srv.url + frag, { consoleLog });
+  await bad.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent !== "Config is valid.", null, { timeout: 10000 });
+  const msg = await bad.locator('[data-testid="config-status"]').innerText();
+  assert.ok(msg.length < 5000, "the message is cut: " + msg.length);
+  assert.equal(await bad.locator('[data-testid="config-editor"]').inputValue(), hostile);
+  await bad.locator('[data-testid="config-editor"]').fill(twoWorkers);
+  await bad.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+  await runOnce(bad);
+  await shot(bad, "14-big-config");
+
+  for (const p of [page, shared, bad]) assert.deepEqual(p.pageErrors, []);
+  assert.deepEqual(consoleLog.filter((l) => /panic|does not fit|Content Security Policy/i.test(l)), []);
+  await Promise.all([page.close(), shared.close(), bad.close()]);
+});
+
+// The CSP of `dynosim serve` must not block anything the page does.
+test("the page runs under its Content-Security-Policy", async () => {
+  const res = await fetch(srv.url);
+  assert.match(res.headers.get("content-security-policy") || "", /script-src 'self' 'wasm-unsafe-eval'/);
+  assert.equal(res.headers.get("referrer-policy"), "no-referrer");
+  assert.equal(res.headers.get("x-content-type-options"), "nosniff");
+  const consoleLog = [];
+  const page = await openPage(browser.context, srv.url, { consoleLog });
+  await page.locator('[data-testid="sample-select"]').selectOption("synthetic");
+  await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
+  await page.locator('[data-testid="run"]').click();
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await page.waitForFunction(() => document.querySelectorAll("#charts canvas").length > 0, null, { timeout: 10000 });
+  assert.deepEqual(page.pageErrors, []);
+  assert.deepEqual(consoleLog.filter((l) => /Content Security Policy|Refused to/i.test(l)), []);
+  await page.close();
+});
+
+// Cross-target check: each case of core/sim/testdata/hostile (NAME.yaml and
+// the files NAME.* beside it: .jsonl/.csv a trace, .npz a profile, given to
+// .json a model config, given to window.dynosim.runRaw under the same names,
+// as wasm/worker/test does; three small ones of our own if the directory is
+// empty) ends the same in the page as in `dynosim predict -c NAME.yaml
+// --format json`: the same one-line rejection, or a report equal to the
+// CLI's (wall-clock fields aside).
+test("hostile cases: the page agrees with the CLI", async () => {
+  const hostileDir = path.join(repo, "core/sim/testdata/hostile");
+  const files = existsSync(hostileDir) ? readdirSync(hostileDir).sort() : [];
+  let cases = files.filter((f) => f.endsWith(".yaml")).map((f) => ({ name: f.slice(0, -5), dir: hostileDir }));
+  if (cases.length === 0) {
+    const own = path.join(dir, "hostile");
+    mkdirSync(own, { recursive: true });
+    for (const [name, yaml] of Object.entries({
+      "negative-stop": "traffic: {stop: {requests: -1}}\n",
+      "unknown-key": "engine: {wrokers: 2}\n",
+      "unknown-hardware": "engine: {hardware: nope}\n",
+    })) {
+      writeFileSync(path.join(own, name + ".yaml"), yaml);
+      cases.push({ name, dir: own });
+    }
+  }
+  const page = await openPage(browser.context, srv.url);
+  const failures = [];
+  for (const c of cases) {
+    const opts = { config: readFileSync(path.join(c.dir, c.name + ".yaml"), "utf8"), configName: c.name + ".yaml" };
+    for (const f of files.filter((f) => f.startsWith(c.name + ".") && f !== c.name + ".yaml")) {
+      const field = { ".jsonl": "trace", ".csv": "trace", ".npz": "profile", ".json": "model" }[path.extname(f)];
+      if (field) {
+        opts[field] = readFileSync(path.join(c.dir, f)).toString("base64");
+        opts[field + "Name"] = f;
+      }
+    }
+    const r = spawnSync(bin, ["predict", "-c", c.name + ".yaml", "--format", "json"], { cwd: c.dir, encoding: "utf8", maxBuffer: 256 << 20, timeout: 120000 });
+    const got = await page.evaluate(async (o) => {
+      const bytes = (b64) => Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+      if (o.trace) o.trace = bytes(o.trace);
+      if (o.profile) o.profile = bytes(o.profile);
+      if (o.model) o.model = bytes(o.model);
+      try {
+        return { report: (await window.dynosim.runRaw(o)).json };
+      } catch (e) {
+        return { error: e.message };
+      }
+    }, opts);
+    if (r.status === 0) {
+      if (got.error !== undefined) failures.push(`${c.name}: the CLI ran it, the page said: ${got.error}`);
+      else if (stripWallText(got.report) !== stripWallText(r.stdout)) failures.push(`${c.name}: the reports differ`);
+    } else {
+      const line = (r.stderr || "").split("\n").find((l) => l.startsWith("dynosim: "));
+      const want = line ? line.slice("dynosim: ".length) : `(no error line: ${r.error || r.status})`;
+      if (got.error !== want) failures.push(`${c.name}:\n  CLI:  ${want}\n  page: ${got.error === undefined ? "(a report)" : got.error}`);
+    }
+  }
+  assert.deepEqual(failures, []);
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
 });

@@ -258,3 +258,47 @@ test("embed.js passes data-service on to the embedded page", async () => {
   assert.equal(await without.locator('[data-testid="run-on-service"]').count(), 0);
   await host.close();
 });
+
+// The run link comes from the service's Location header: a hostile service
+// must not get a javascript: (or off-origin) URL turned into a link.
+test("a Location that is not an http(s) URL on the service's origin gives no run link", async () => {
+  const page = await openPage(browser.context, withService.url);
+  let location = "javascript:alert(1)";
+  // a fake service: the real Worker's report (Playwright cannot forward the
+  // page's multipart body) with a hostile Location
+  const real = await servicePOST(twoWorkers, "small.jsonl");
+  assert.equal(real.status, 200, real.body);
+  await page.route(service + "/v1/predict", async (route) => {
+    await route.fulfill({
+      status: 200, body: real.body,
+      headers: {
+        "content-type": "application/json", location, "access-control-allow-origin": "*",
+        "access-control-expose-headers": "Location, X-Dynosim-Run-Id, X-Dynosim-Cache",
+      },
+    });
+  });
+  await tid(page, "trace-input").setInputFiles(path.join(dir, "small.jsonl"));
+  await tid(page, "config-editor").fill(twoWorkers);
+  await tid(page, "run-on-service").check();
+  await tid(page, "run").click();
+  await page.waitForFunction(() => /Done|Failed/.test(document.querySelector(".status").textContent), null, { timeout: 60000 });
+  assert.equal(await tid(page, "error").count(), 0, await page.locator("body").innerText());
+  await tid(page, "summary").waitFor();
+  assert.equal(await tid(page, "run-link").count(), 0);
+  assert.equal(await page.locator('a[href^="javascript:" i]').count(), 0);
+  // the API: runURL is "" for each hostile Location, the link for a good one
+  const got = {};
+  for (const loc of ["javascript:alert(1)", "JAVASCRIPT:alert(1)", "data:text/html,x", "https://evil.example/v1/runs/x",
+    "//evil.example/v1/runs/x", "/v1/runs/ok"]) {
+    location = loc;
+    got[loc] = await page.evaluate(async ([config, trace]) => (await window.dynosim.runRemote({ config, trace, traceName: "small.jsonl" })
+      .catch((e) => ({ runURL: "rejected: " + e.message }))).runURL, [twoWorkers, smallTrace]);
+  }
+  assert.deepEqual(got, {
+    "javascript:alert(1)": "", "JAVASCRIPT:alert(1)": "", "data:text/html,x": "", "https://evil.example/v1/runs/x": "",
+    "//evil.example/v1/runs/x": "", "/v1/runs/ok": service + "/v1/runs/ok",
+  });
+  assert.deepEqual(page.pageErrors, []);
+  await page.unroute(service + "/v1/predict");
+  await page.close();
+});

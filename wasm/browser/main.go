@@ -30,7 +30,8 @@ func main() {
 
 // predict(req, onProgress) → {json, table, requests} or {error}.
 // req: {config: string, configName, trace: Uint8Array|string, traceName,
-// profile: Uint8Array, profileName, capturePerRequest: bool}.
+// profile: Uint8Array, profileName, model: an HF config.json standing for
+// engine.model, modelName, capturePerRequest: bool}.
 func predict(this js.Value, args []js.Value) (result any) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -49,6 +50,7 @@ func predict(this js.Value, args []js.Value) (result any) {
 		ConfigName:        stringOr(req.Get("configName"), "config.yaml"),
 		TraceName:         stringOr(req.Get("traceName"), "trace.jsonl"),
 		ProfileName:       stringOr(req.Get("profileName"), "profile.npz"),
+		ModelConfigName:   stringOr(req.Get("modelName"), "config.json"),
 		CapturePerRequest: req.Get("capturePerRequest").Truthy(),
 	}
 	var err error
@@ -59,6 +61,9 @@ func predict(this js.Value, args []js.Value) (result any) {
 		return errResult(err.Error())
 	}
 	if in.Profile, err = bytesOf(req.Get("profile"), in.ProfileName, maxProfile); err != nil {
+		return errResult(err.Error())
+	}
+	if in.ModelConfig, err = bytesOf(req.Get("model"), in.ModelConfigName, maxConfig); err != nil {
 		return errResult(err.Error())
 	}
 
