@@ -227,6 +227,10 @@ func readFile(p string) ([]byte, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory", p)
 	}
+	if !st.Mode().IsRegular() {
+		// A device or a pipe (/dev/zero) has no size to check and may never end.
+		return nil, fmt.Errorf("%s: not a regular file", p)
+	}
 	if st.Size() > maxInput {
 		return nil, fmt.Errorf("%s: %d bytes is larger than the %d-byte limit", p, st.Size(), maxInput)
 	}

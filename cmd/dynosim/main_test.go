@@ -54,6 +54,9 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		args func() []string
 		want string
 	}{
+		{"a device is not a trace", func() []string {
+			return []string{"predict", "--trace", "/dev/zero"}
+		}, "dynosim: /dev/zero: not a regular file"},
 		{"malformed JSON line", func() []string {
 			return []string{"predict", "--trace", write(t, dir, "a.jsonl", good+"\n{nope\n")}
 		}, "dynosim: a.jsonl:2: invalid JSON"},
