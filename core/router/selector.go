@@ -1,0 +1,182 @@
+package router
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+
+	"github.com/dynosim/dynosim-web/internal/detmath"
+)
+
+// CostConfig holds the KV router's cost knobs (spec §8.7, Dynamo's
+// KvRouterConfig). DefaultCostConfig gives the reference defaults.
+type CostConfig struct {
+	OverlapScoreCredit        float64 // blocks of prefill credited per matched device block
+	OverlapScoreCreditDecay   float64 // 0: off; else the credit shrinks on workers with excess prefill
+	PrefillLoadScale          float64 // weight of the prefill term against decode blocks
+	DecodeActiveRequestWeight float64 // cost per active request
+	TrackPrefillTokens        bool    // charge prefill load (off: the prefill term is 0)
+	DecodeWorker              bool    // a decode pool: overlap credits decode blocks instead
+	Temperature               float64 // 0: cheapest, ties at random; > 0: softmax over costs
+}
+
+// DefaultCostConfig is KvRouterConfig::default.
+func DefaultCostConfig() CostConfig {
+	return CostConfig{OverlapScoreCredit: 1, PrefillLoadScale: 1, TrackPrefillTokens: true}
+}
+
+// Candidate is one eligible (worker, rank) as the cost function sees it.
+type Candidate struct {
+	Placement
+	// NoLoad: the router tracks nothing on it (its raw prefill is the
+	// request's own blocks).
+	NoLoad        bool
+	Cached        int     // overlap tokens credited to the request here
+	DeviceOverlap float64 // matched device blocks
+	ActivePrefill int     // tracked uncached prompt tokens not yet prefill-complete
+	DecodeBlocks  int     // potential decode blocks after admission (PotentialDecodeBlocks)
+	Requests      int     // active requests
+	Overloaded    bool    // skipped by Select
+}
+
+// PotentialDecodeBlocks is a worker's decode blocks if the request of isl
+// tokens were admitted there: its active blocks plus the request's blocks
+// not already held by its active sequences. Untracked, every block of the
+// request counts; tracked, the full blocks not shared (additional) plus a
+// partial tail block, which no sequence can share.
+func PotentialDecodeBlocks(active, isl, blockSize int, tracked bool, additional int) int {
+	if !tracked {
+		return active + (isl+blockSize-1)/blockSize
+	}
+	tail := 0
+	if isl%blockSize != 0 {
+		tail = 1
+	}
+	return active + additional + tail
+}
+
+// Cost is the cost of placing a request of isl tokens (block size bs) on
+// c; minPrefill is the least active prefill among the candidates (for the
+// credit decay).
+func (k *CostConfig) Cost(isl, bs int, c *Candidate, minPrefill int) float64 {
+	requests := k.DecodeActiveRequestWeight * float64(c.Requests)
+	decode := float64(c.DecodeBlocks)
+	if k.DecodeWorker && !k.TrackPrefillTokens && k.OverlapScoreCredit > 0 {
+		return max(decode-k.OverlapScoreCredit*c.DeviceOverlap, 0) + requests
+	}
+	if !k.TrackPrefillTokens {
+		return decode + requests
+	}
+	var raw float64
+	if c.NoLoad {
+		raw = float64(isl) / float64(bs)
+	} else {
+		raw = float64(c.ActivePrefill+max(isl-c.Cached, 0)+c.Cached) / float64(bs)
+	}
+	decay := 1.0
+	if k.OverlapScoreCreditDecay > 0 {
+		if blocks := (isl + bs - 1) / bs; blocks > 0 {
+			excess := float64(c.ActivePrefill-minPrefill) / float64(bs)
+			decay = 1 / (1 + k.OverlapScoreCreditDecay*excess/float64(blocks))
+		}
+	}
+	credit := k.OverlapScoreCredit * decay * c.DeviceOverlap
+	return k.PrefillLoadScale*max(raw-credit, 0) + decode + requests
+}
+
+// ErrAllOverloaded is returned when every eligible worker is overloaded.
+var ErrAllOverloaded = errors.New("all eligible workers overloaded")
+
+// Select returns the index of the chosen candidate: overloaded ones are
+// skipped; at temperature 0 the cheapest, ties broken uniformly at random
+// by rng (never by worker id); above 0 a softmax draw over the costs.
+func (k *CostConfig) Select(isl, bs int, cands []Candidate, rng *rand.Rand, costs []float64) (int, []float64, error) {
+	minPrefill := math.MaxInt
+	for i := range cands {
+		if !cands[i].Overloaded && !cands[i].NoLoad {
+			minPrefill = min(minPrefill, cands[i].ActivePrefill)
+		}
+	}
+	if minPrefill == math.MaxInt || hasNoLoad(cands) {
+		minPrefill = 0
+	}
+	costs = costs[:0]
+	idx := make([]int, 0, len(cands))
+	for i := range cands {
+		if cands[i].Overloaded {
+			continue
+		}
+		costs = append(costs, k.Cost(isl, bs, &cands[i], minPrefill))
+		idx = append(idx, i)
+	}
+	if len(idx) == 0 {
+		return -1, costs, ErrAllOverloaded
+	}
+	var j int
+	if k.Temperature > 0 {
+		j = softmaxSample(costs, k.Temperature, rng.Float64())
+	} else {
+		j = cheapest(costs, rng)
+	}
+	return idx[j], costs, nil
+}
+
+func hasNoLoad(cands []Candidate) bool {
+	for i := range cands {
+		if cands[i].NoLoad && !cands[i].Overloaded {
+			return true
+		}
+	}
+	return false
+}
+
+// cheapest is the index of the least cost; among ties a uniform choice
+// (reservoir sampling: the k-th tie replaces the pick with probability 1/k).
+func cheapest(costs []float64, rng *rand.Rand) int {
+	best, ties := 0, 1
+	for i := 1; i < len(costs); i++ {
+		switch {
+		case costs[i] < costs[best]:
+			best, ties = i, 1
+		case costs[i] == costs[best]:
+			ties++
+			if rng.IntN(ties) == 0 {
+				best = i
+			}
+		}
+	}
+	return best
+}
+
+// softmaxSample draws a row with p_i ∝ exp(−(c_i − c_min)/((c_max − c_min)·T))
+// for the uniform u: the first row whose cumulative probability reaches u.
+// Equal costs are uniform; a range that overflows is normalized by the
+// largest magnitude first.
+func softmaxSample(costs []float64, t, u float64) int {
+	lo, hi := costs[0], costs[0]
+	for _, c := range costs[1:] {
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	if lo == hi {
+		return min(int(u*float64(len(costs))), len(costs)-1)
+	}
+	scale := 1.0
+	if math.IsInf(hi-lo, 0) {
+		scale = max(math.Abs(lo), math.Abs(hi))
+	}
+	lo, hi = lo/scale, hi/scale
+	w := make([]float64, len(costs))
+	sum := 0.0
+	for i, c := range costs {
+		w[i] = detmath.Exp(-(c/scale - lo) / ((hi - lo) * t))
+		sum += w[i]
+	}
+	cum := 0.0
+	for i := range w {
+		cum += w[i] / sum
+		if cum >= u {
+			return i
+		}
+	}
+	return len(w) - 1
+}
