@@ -136,10 +136,26 @@ type Timing struct {
 
 // Router places requests on workers.
 type Router struct {
-	Policy             string  `yaml:"policy" json:"policy"` // round_robin | random | kv_router
-	OverlapScoreCredit float64 `yaml:"overlap_score_credit" json:"overlap_score_credit"`
-	PrefillLoadScale   float64 `yaml:"prefill_load_scale" json:"prefill_load_scale"`
-	Temperature        float64 `yaml:"temperature" json:"temperature"`
+	Policy             string           `yaml:"policy" json:"policy"` // round_robin | random | kv_router
+	OverlapScoreCredit float64          `yaml:"overlap_score_credit" json:"overlap_score_credit"`
+	PrefillLoadScale   float64          `yaml:"prefill_load_scale" json:"prefill_load_scale"`
+	Temperature        float64          `yaml:"temperature" json:"temperature"`
+	PrefillLoadModel   PrefillLoadModel `yaml:"prefill_load_model" json:"prefill_load_model"`
+	KV                 KVRouter         `yaml:"kv" json:"kv"` // kv_router's other knobs
+}
+
+// PrefillLoadModel is how the KV router estimates prefill load.
+type PrefillLoadModel struct {
+	Type string `yaml:"type" json:"type"` // none (aic: not simulated yet)
+}
+
+// KVRouter holds the KV router's knobs beyond AISimulate's top-level ones
+// (Dynamo's KvRouterConfig names).
+type KVRouter struct {
+	OverlapScoreCreditDecay   float64 `yaml:"overlap_score_credit_decay" json:"overlap_score_credit_decay"`
+	DecodeActiveRequestWeight float64 `yaml:"decode_active_request_weight" json:"decode_active_request_weight"`
+	UseKVEvents               bool    `yaml:"use_kv_events" json:"use_kv_events"` // false: approximate mode
+	TTLSeconds                float64 `yaml:"ttl_seconds" json:"ttl_seconds"`     // approximate mode
 }
 
 // Planner is the scaling planner (not simulated yet: only "disabled").
@@ -185,7 +201,8 @@ func Default() Config {
 			Workers:     Workers{Aggregated: role(engine.DefaultMaxSeqs), Prefill: role(1), Decode: role(engine.DefaultMaxSeqs)},
 			Speculation: DefaultSpeculation(),
 		},
-		Router:    Router{Policy: "round_robin", OverlapScoreCredit: 1, PrefillLoadScale: 1},
+		Router: Router{Policy: "round_robin", OverlapScoreCredit: 1, PrefillLoadScale: 1,
+			PrefillLoadModel: PrefillLoadModel{Type: "none"}, KV: KVRouter{UseKVEvents: true, TTLSeconds: 120}},
 		Planner:   Planner{Policy: "disabled"},
 		Execution: Execution{Seed: 42},
 	}

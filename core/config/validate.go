@@ -89,8 +89,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine.mode: disaggregated is not simulated yet; use aggregated")
 	case c.Planner.Policy == "enabled":
 		return fmt.Errorf("planner.policy: the planner is not simulated yet; use disabled")
-	case c.Router.Policy == "kv_router":
-		return fmt.Errorf("router.policy: kv_router is not simulated yet; use round_robin or random")
+	case c.Router.PrefillLoadModel.Type == "aic":
+		return fmt.Errorf("router.prefill_load_model.type: aic is not simulated yet; use none")
+	case c.Router.PrefillLoadModel.Type != "none":
+		return fmt.Errorf("router.prefill_load_model.type: must be one of none, aic, got %q", c.Router.PrefillLoadModel.Type)
+	case c.Router.OverlapScoreCredit < 0 || c.Router.PrefillLoadScale < 0 || c.Router.Temperature < 0:
+		return fmt.Errorf("router: overlap_score_credit, prefill_load_scale and temperature must be ≥ 0")
+	case c.Router.KV.OverlapScoreCreditDecay < 0 || c.Router.KV.DecodeActiveRequestWeight < 0:
+		return fmt.Errorf("router.kv: overlap_score_credit_decay and decode_active_request_weight must be ≥ 0")
+	case !(c.Router.KV.TTLSeconds > 0) || c.Router.KV.TTLSeconds > 1e6:
+		return fmt.Errorf("router.kv.ttl_seconds: must be in (0, 1e6], got %v", c.Router.KV.TTLSeconds)
 	case c.Evaluation.SLA.E2EMs > 0 && (c.Evaluation.SLA.TTFTMs > 0 || c.Evaluation.SLA.ITLMs > 0):
 		return fmt.Errorf("evaluation.sla.e2e_ms: cannot be combined with ttft_ms/itl_ms")
 	case c.Evaluation.SLA.TTFTMs < 0 || c.Evaluation.SLA.ITLMs < 0 || c.Evaluation.SLA.E2EMs < 0:

@@ -358,7 +358,9 @@ func (l *Loop) apply(i int) {
 	}
 	for _, s := range p.Signals {
 		if s.HasToken {
-			l.col.Token(s.ID, p.End)
+			if l.col.Token(s.ID, p.End) == 1 {
+				pool.Router.PrefillDone(s.ID)
+			}
 			st.stats.OutputTokens++
 		}
 		if s.Completed {
@@ -468,7 +470,7 @@ func (l *Loop) place(id uint64, at timing.Time) (bool, error) {
 	t := &l.wl.Sessions[ri.session].Turns[ri.turn]
 	l.prompt = l.wl.Prompt(l.prompt[:0], t)
 	pool := &l.pools[0]
-	l.rreq = router.Request{ID: id, Arrival: at, Prompt: l.prompt, Output: t.Output}
+	l.rreq = router.Request{ID: id, Arrival: at, Now: l.now, Prompt: l.prompt, Output: t.Output}
 	pl, ok := pool.Router.Place(&l.rreq, pool)
 	if !ok {
 		return false, nil

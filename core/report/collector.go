@@ -84,8 +84,8 @@ func (c *Collector) Admit(id uint64, t timing.Time, reused int) {
 	c.Series.admit(t, r.input, reused)
 }
 
-// Token records one emitted token.
-func (c *Collector) Token(id uint64, t timing.Time) {
+// Token records one emitted token and returns how many the request has.
+func (c *Collector) Token(id uint64, t timing.Time) int {
 	r := &c.recs[id-1]
 	switch r.tokens {
 	case 0:
@@ -103,6 +103,7 @@ func (c *Collector) Token(id uint64, t timing.Time) {
 	r.last = t
 	r.tokens++
 	c.Series.token(t)
+	return int(r.tokens)
 }
 
 // Terminal records the end of a request: completed if rejected is "",

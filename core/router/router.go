@@ -16,8 +16,9 @@ import (
 type Request struct {
 	ID      uint64
 	Arrival timing.Time
-	Prompt  []uint32 // prompt tokens; valid during Place only
-	Output  int      // requested output tokens
+	Now     timing.Time // the placement time (later than Arrival if it was held)
+	Prompt  []uint32    // prompt tokens; valid during Place only
+	Output  int         // requested output tokens
 }
 
 // Load is a worker's state as the router may see it.
@@ -47,6 +48,9 @@ type Policy interface {
 	// the pass ends: a decision made at an earlier or the same time never
 	// sees blocks stored by a pass still running.
 	Observe(worker int, events []kv.Event)
+	// PrefillDone tells that request id emitted its first token (its
+	// prompt is computed).
+	PrefillDone(id uint64)
 	// Finished tells that request id reached a terminal state.
 	Finished(id uint64)
 	// Added and Removed tell that a worker joined (ready to serve) or left
@@ -84,6 +88,9 @@ func (r *RoundRobin) rank(w int, v View) int {
 
 // Observe implements Policy: round robin ignores KV state.
 func (*RoundRobin) Observe(int, []kv.Event) {}
+
+// PrefillDone implements Policy.
+func (*RoundRobin) PrefillDone(uint64) {}
 
 // Finished implements Policy.
 func (*RoundRobin) Finished(uint64) {}

@@ -223,6 +223,10 @@ func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Po
 	if err != nil {
 		return nil, err
 	}
+	rt := &cfg.Router
+	// The KV router reads the KV events the workers publish; nothing else
+	// does, so only it pays for them.
+	ecfg.Events = rt.Policy == "kv_router" && rt.KV.UseKVEvents
 	workers := make([]*engine.Worker, role.Parallelism.Replicas)
 	for i := range workers {
 		wc := ecfg
@@ -232,8 +236,19 @@ func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Po
 		}
 	}
 	var policy router.Policy = router.NewRoundRobin()
-	if cfg.Router.Policy == "random" {
+	switch rt.Policy {
+	case "random":
 		policy = router.NewRandom(cfg.Execution.Seed)
+	case "kv_router":
+		cost := router.DefaultCostConfig()
+		cost.OverlapScoreCredit, cost.PrefillLoadScale, cost.Temperature = rt.OverlapScoreCredit, rt.PrefillLoadScale, rt.Temperature
+		cost.OverlapScoreCreditDecay, cost.DecodeActiveRequestWeight = rt.KV.OverlapScoreCreditDecay, rt.KV.DecodeActiveRequestWeight
+		if policy, err = router.NewKV(router.KVConfig{
+			Cost: cost, BlockSize: ecfg.BlockSize, Seed: cfg.Execution.Seed,
+			UseEvents: rt.KV.UseKVEvents, TTL: timing.FromMs(rt.KV.TTLSeconds * 1000),
+		}); err != nil {
+			return nil, fmt.Errorf("%s: router: %w", p.name, err)
+		}
 	}
 	return []replay.Pool{{Name: "aggregated", Workers: workers, Router: policy, GPUs: role.GPUs()}}, nil
 }

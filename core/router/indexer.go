@@ -1,0 +1,302 @@
+package router
+
+import (
+	"fmt"
+
+	"github.com/dynosim/dynosim-web/internal/idmap"
+	"github.com/dynosim/dynosim-web/kv"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// DefaultTTL is how long the approximate mode remembers a placement: 120 s
+// of virtual time (the reference's router_ttl_secs).
+const DefaultTTL = 120 * timing.Time(1e9)
+
+// Indexer is the KV router's index of cached blocks: for every (worker, DP
+// rank), the set of chained sequence hashes (spec §4.1) it holds.
+//
+// With KV events (use_kv_events: true) the index changes only through
+// Apply, which the policy calls with the events a worker published in a
+// pass, at that pass's end; a hash is present from its Stored event until
+// its Removed event. Without events (the approximate mode) the policy
+// records its own placements with Remember, and a remembered hash is
+// present until Expire passes its expiry. A hash is present while either
+// source holds it.
+//
+// Overlap costs O(matched blocks); memory is proportional to the blocks
+// indexed. Nothing iterates a map, so results never depend on map order.
+type Indexer struct {
+	// TTL is the lifetime of a remembered hash; ≤ 0 means DefaultTTL.
+	TTL timing.Time
+
+	blockSize int
+	workers   [][]rankSet // by worker, then DP rank
+
+	// Remembered hashes, in expiry order: a doubly linked list through
+	// nodes (index + 1; 0 ends it), with a free list through next.
+	nodes      []ttlNode
+	head, tail int32
+	free       int32
+}
+
+// rankSet is the index of one (worker, DP rank). Its map's value is
+// node<<1 | stored: node is the remembered hash's ttlNode (index + 1, 0 if
+// not remembered), stored tells that events stored the hash.
+type rankSet struct {
+	m      idmap.Map
+	nextID uint64 // the next event id expected
+}
+
+type ttlNode struct {
+	hash         uint64
+	expiry       timing.Time
+	worker, rank int32
+	prev, next   int32
+}
+
+// NewIndexer returns an empty index for engines of block size blockSize.
+func NewIndexer(blockSize int) *Indexer {
+	if blockSize < 1 {
+		panic(fmt.Sprintf("router: block size must be ≥ 1, got %d", blockSize))
+	}
+	return &Indexer{TTL: DefaultTTL, blockSize: blockSize}
+}
+
+// BlockSize is the engines' block size.
+func (ix *Indexer) BlockSize() int { return ix.blockSize }
+
+// Hashes appends to dst the chained sequence hashes of prompt's full blocks,
+// computed as the engines compute them (so they equal the BlockHash of their
+// Stored events), and returns the extended slice.
+func (ix *Indexer) Hashes(prompt []uint32, dst []uint64) []uint64 {
+	bs := ix.blockSize
+	var s uint64
+	for i := 0; i+bs <= len(prompt); i += bs {
+		l := kv.LocalHash(prompt[i : i+bs])
+		if i == 0 {
+			s = l
+		} else {
+			s = kv.ChainHash(s, l)
+		}
+		dst = append(dst, s)
+	}
+	return dst
+}
+
+// set returns the index of (worker, rank), or nil if it holds nothing yet.
+func (ix *Indexer) set(worker, rank int) *rankSet {
+	if worker < 0 || worker >= len(ix.workers) || rank < 0 || rank >= len(ix.workers[worker]) {
+		return nil
+	}
+	return &ix.workers[worker][rank]
+}
+
+// grow returns the index of (worker, rank), creating it.
+func (ix *Indexer) grow(worker, rank int) *rankSet {
+	if worker >= len(ix.workers) {
+		ix.workers = append(ix.workers, make([][]rankSet, worker+1-len(ix.workers))...)
+	}
+	if rs := ix.workers[worker]; rank >= len(rs) {
+		ix.workers[worker] = append(rs, make([]rankSet, rank+1-len(rs))...)
+	}
+	return &ix.workers[worker][rank]
+}
+
+// Apply applies the KV events worker published in one pass, in order. The
+// index reflects the events even when they are inconsistent; Apply then
+// returns an error naming the first inconsistency: an event id that does
+// not follow the rank's previous one (ids start at 0), a negative rank, a
+// Stored event whose parent is not stored on the rank, a hash stored twice,
+// or the removal of a hash that is not stored.
+func (ix *Indexer) Apply(worker int, events []kv.Event) error {
+	if worker < 0 {
+		return fmt.Errorf("router: kv events of worker %d", worker)
+	}
+	var first error
+	fail := func(ev *kv.Event, format string, args ...any) {
+		if first == nil {
+			first = fmt.Errorf("router: worker %d rank %d event %d: %s", worker, ev.DPRank, ev.ID, fmt.Sprintf(format, args...))
+		}
+	}
+	for i := range events {
+		ev := &events[i]
+		if ev.DPRank < 0 {
+			fail(ev, "negative rank")
+			continue
+		}
+		rs := ix.grow(worker, ev.DPRank)
+		if ev.ID != rs.nextID {
+			fail(ev, "event id %d expected", rs.nextID)
+		}
+		rs.nextID = ev.ID + 1
+		switch ev.Kind {
+		case kv.Stored:
+			if ev.HasParent {
+				if v, ok := rs.m.Get(ev.Parent); !ok || v&1 == 0 {
+					fail(ev, "parent %#x not stored", ev.Parent)
+				}
+			}
+			for _, b := range ev.Blocks {
+				v, ok := rs.m.GetOrPut(b.BlockHash, 1)
+				if ok {
+					if v&1 != 0 {
+						fail(ev, "block %#x stored twice", b.BlockHash)
+					}
+					rs.m.Put(b.BlockHash, v|1)
+				}
+			}
+		case kv.Removed:
+			for _, h := range ev.Removed {
+				v, ok := rs.m.Get(h)
+				switch {
+				case !ok || v&1 == 0:
+					fail(ev, "removed block %#x not stored", h)
+				case v == 1:
+					rs.m.Delete(h)
+				default:
+					rs.m.Put(h, v&^1)
+				}
+			}
+		default:
+			fail(ev, "unknown kind %d", ev.Kind)
+		}
+	}
+	return first
+}
+
+// Overlap is the number of leading blocks of hashes present on (worker,
+// rank): the longest prefix of the request cached there. In the
+// approximate mode, call Expire(now) first.
+func (ix *Indexer) Overlap(worker, rank int, hashes []uint64) int {
+	rs := ix.set(worker, rank)
+	if rs == nil {
+		return 0
+	}
+	for i, h := range hashes {
+		if _, ok := rs.m.Get(h); !ok {
+			return i
+		}
+	}
+	return len(hashes)
+}
+
+// Len is the number of hashes present on (worker, rank).
+func (ix *Indexer) Len(worker, rank int) int {
+	if rs := ix.set(worker, rank); rs != nil {
+		return rs.m.Len()
+	}
+	return 0
+}
+
+// Remember records that the router placed a request with block hashes on
+// (worker, rank) at now: the approximate mode's stand-in for Stored events.
+// Each hash is present until Expire reaches now + TTL; remembering a hash
+// again extends its life. now must not decrease from call to call (an
+// earlier now expires no sooner than the last call's).
+func (ix *Indexer) Remember(worker, rank int, hashes []uint64, now timing.Time) {
+	if worker < 0 || rank < 0 {
+		panic(fmt.Sprintf("router: remember on worker %d rank %d", worker, rank))
+	}
+	ttl := ix.TTL
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	expiry := now + ttl
+	if ix.tail != 0 {
+		expiry = max(expiry, ix.nodes[ix.tail-1].expiry) // keep the list sorted
+	}
+	rs := ix.grow(worker, rank)
+	for _, h := range hashes {
+		v, ok := rs.m.Get(h)
+		if n := v >> 1; ok && n != 0 {
+			ix.unlink(n)
+			ix.nodes[n-1].expiry = expiry
+			ix.link(n)
+			continue
+		}
+		n := ix.alloc()
+		ix.nodes[n-1] = ttlNode{hash: h, expiry: expiry, worker: int32(worker), rank: int32(rank)}
+		ix.link(n)
+		rs.m.Put(h, n<<1|v&1)
+	}
+}
+
+// Expire forgets every remembered hash whose expiry is at or before now.
+// Hashes stored by events stay. Its cost is O(hashes expired).
+func (ix *Indexer) Expire(now timing.Time) {
+	for ix.head != 0 && ix.nodes[ix.head-1].expiry <= now {
+		n := ix.head
+		e := &ix.nodes[n-1]
+		rs := &ix.workers[e.worker][e.rank]
+		if v, _ := rs.m.Get(e.hash); v&1 != 0 {
+			rs.m.Put(e.hash, 1)
+		} else {
+			rs.m.Delete(e.hash)
+		}
+		ix.unlink(n)
+		ix.release(n)
+	}
+}
+
+// RemoveWorker forgets everything about worker (which left the pool): its
+// hashes on every rank and its event ids. Its cost is O(blocks of worker +
+// hashes remembered on any worker).
+func (ix *Indexer) RemoveWorker(worker int) {
+	if worker < 0 || worker >= len(ix.workers) {
+		return
+	}
+	for n := ix.head; n != 0; {
+		next := ix.nodes[n-1].next
+		if int(ix.nodes[n-1].worker) == worker {
+			ix.unlink(n)
+			ix.release(n)
+		}
+		n = next
+	}
+	ix.workers[worker] = nil
+}
+
+func (ix *Indexer) alloc() int32 {
+	if n := ix.free; n != 0 {
+		ix.free = ix.nodes[n-1].next
+		return n
+	}
+	if len(ix.nodes) >= 1<<30-1 {
+		panic("router: too many remembered blocks")
+	}
+	ix.nodes = append(ix.nodes, ttlNode{})
+	return int32(len(ix.nodes))
+}
+
+func (ix *Indexer) release(n int32) {
+	ix.nodes[n-1] = ttlNode{next: ix.free}
+	ix.free = n
+}
+
+// link appends node n at the tail of the expiry list.
+func (ix *Indexer) link(n int32) {
+	e := &ix.nodes[n-1]
+	e.prev, e.next = ix.tail, 0
+	if ix.tail != 0 {
+		ix.nodes[ix.tail-1].next = n
+	} else {
+		ix.head = n
+	}
+	ix.tail = n
+}
+
+// unlink takes node n out of the expiry list.
+func (ix *Indexer) unlink(n int32) {
+	e := &ix.nodes[n-1]
+	if e.prev != 0 {
+		ix.nodes[e.prev-1].next = e.next
+	} else {
+		ix.head = e.next
+	}
+	if e.next != 0 {
+		ix.nodes[e.next-1].prev = e.prev
+	} else {
+		ix.tail = e.prev
+	}
+	e.prev, e.next = 0, 0
+}

@@ -1,0 +1,183 @@
+package router
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/dynosim/dynosim-web/kv"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// KVConfig configures the KV-aware router.
+type KVConfig struct {
+	Cost      CostConfig
+	BlockSize int         // the engine's block (page) size: what the router hashes
+	Seed      uint64      // the router's stream (ties, softmax draws)
+	UseEvents bool        // false: approximate mode, the router remembers its own placements
+	TTL       timing.Time // approximate mode: how long a placement is remembered
+}
+
+// KV is Dynamo's KV-aware router in process (spec §8.6): an indexer fed by
+// the workers' KV events (or, approximately, by its own placements), an
+// active-sequence tracker (uncached prefill tokens until the first token,
+// prompt blocks until completion), and the cost function of §8.7 over
+// every (worker, rank).
+type KV struct {
+	cfg    KVConfig
+	idx    *Indexer
+	rng    *rand.Rand
+	load   [][]rankLoad // by worker, rank
+	active map[uint64]*activeSeq
+	// scratch, reused per placement
+	hashes []uint64
+	cands  []Candidate
+	costs  []float64
+}
+
+// rankLoad is what the router tracks on one (worker, rank).
+type rankLoad struct {
+	prefill  int            // uncached prompt tokens of requests not prefill-complete
+	requests int            // active requests
+	blocks   map[uint64]int // prompt block hash → active sequences holding it
+}
+
+type activeSeq struct {
+	worker, rank int
+	prefill      int // its uncached prompt tokens, until PrefillDone
+	hashes       []uint64
+	overlap      int // matched blocks at placement
+}
+
+// NewKV returns a KV router.
+func NewKV(cfg KVConfig) (*KV, error) {
+	if cfg.BlockSize < 1 {
+		return nil, fmt.Errorf("router: block size must be ≥ 1, got %d", cfg.BlockSize)
+	}
+	idx := NewIndexer(cfg.BlockSize)
+	idx.TTL = cfg.TTL
+	return &KV{
+		cfg:    cfg,
+		idx:    idx,
+		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6b76726f75746572)), // "kvrouter"
+		active: map[uint64]*activeSeq{},
+	}, nil
+}
+
+// Place implements Policy.
+func (r *KV) Place(q *Request, v View) (Placement, bool) {
+	bs := r.cfg.BlockSize
+	if !r.cfg.UseEvents {
+		r.idx.Expire(q.Now)
+	}
+	r.hashes = r.idx.Hashes(q.Prompt, r.hashes[:0])
+	isl := len(q.Prompt)
+	r.cands = r.cands[:0]
+	for w := range v.Workers() {
+		for k := range v.Ranks(w) {
+			ld := r.rank(w, k)
+			overlap := r.idx.Overlap(w, k, r.hashes)
+			// Block hashes chain their prefix, so the blocks active
+			// sequences share with the request are a leading run:
+			// counting stops at the first miss (O(matched blocks)).
+			shared := 0
+			for shared < len(r.hashes) && ld.blocks[r.hashes[shared]] > 0 {
+				shared++
+			}
+			additional := len(r.hashes) - shared
+			r.cands = append(r.cands, Candidate{
+				Placement:     Placement{w, k},
+				NoLoad:        ld.requests == 0,
+				Cached:        overlap * bs,
+				DeviceOverlap: float64(overlap),
+				ActivePrefill: ld.prefill,
+				DecodeBlocks:  PotentialDecodeBlocks(len(ld.blocks), isl, bs, true, additional),
+				Requests:      ld.requests,
+			})
+		}
+	}
+	i, costs, err := r.cfg.Cost.Select(isl, bs, r.cands, r.rng, r.costs)
+	r.costs = costs
+	if err != nil {
+		return Placement{}, false // every worker overloaded: hold it
+	}
+	c := &r.cands[i]
+	ld := r.rank(c.Worker, c.Rank)
+	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0), overlap: c.Cached / bs}
+	a.hashes = append(a.hashes, r.hashes...)
+	for _, h := range a.hashes {
+		ld.blocks[h]++
+	}
+	ld.prefill += a.prefill
+	ld.requests++
+	r.active[q.ID] = a
+	if !r.cfg.UseEvents {
+		r.idx.Remember(c.Worker, c.Rank, r.hashes, q.Now)
+	}
+	return c.Placement, true
+}
+
+func (r *KV) rank(w, k int) *rankLoad {
+	for len(r.load) <= w {
+		r.load = append(r.load, nil)
+	}
+	for len(r.load[w]) <= k {
+		r.load[w] = append(r.load[w], rankLoad{blocks: map[uint64]int{}})
+	}
+	return &r.load[w][k]
+}
+
+// Overlap is the prefix blocks the router matched for request id when it
+// placed it (0 once the request is finished).
+func (r *KV) Overlap(id uint64) int {
+	if a := r.active[id]; a != nil {
+		return a.overlap
+	}
+	return 0
+}
+
+// Observe implements Policy: the events go to the indexer (unused in the
+// approximate mode).
+func (r *KV) Observe(w int, events []kv.Event) {
+	if r.cfg.UseEvents {
+		// An inconsistent stream would be an engine bug (the engine
+		// fuzz tests check the streams); the index follows it anyway.
+		_ = r.idx.Apply(w, events)
+	}
+}
+
+// PrefillDone implements Policy: the request's prompt no longer loads its
+// worker's prefill.
+func (r *KV) PrefillDone(id uint64) {
+	if a := r.active[id]; a != nil && a.prefill > 0 {
+		r.rank(a.worker, a.rank).prefill -= a.prefill
+		a.prefill = 0
+	}
+}
+
+// Finished implements Policy.
+func (r *KV) Finished(id uint64) {
+	a := r.active[id]
+	if a == nil {
+		return
+	}
+	r.PrefillDone(id)
+	ld := r.rank(a.worker, a.rank)
+	for _, h := range a.hashes {
+		if ld.blocks[h]--; ld.blocks[h] <= 0 {
+			delete(ld.blocks, h)
+		}
+	}
+	ld.requests--
+	delete(r.active, id)
+}
+
+// Added implements Policy.
+func (r *KV) Added(int) {}
+
+// Removed implements Policy: the worker's cache and load are forgotten.
+func (r *KV) Removed(w int) {
+	r.idx.RemoveWorker(w)
+	if w < len(r.load) {
+		r.load[w] = nil
+	}
+}
