@@ -476,7 +476,7 @@ func (l *Loop) place(id uint64, at timing.Time) (bool, error) {
 		return false, nil
 	}
 	w := pool.first + pl.Worker
-	l.col.Route(id, w, pl.Rank)
+	l.col.Route(id, w, pl.Rank, l.now, pl.Overlap)
 	err := pool.Pool.Workers[pl.Worker].Ranks[pl.Rank].Submit(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: t.Output, Planned: t.Planned})
 	if err != nil {
 		return false, fmt.Errorf("replay: %s worker %d: %w", pool.Name, pl.Worker, err)

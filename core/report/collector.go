@@ -26,6 +26,8 @@ type record struct {
 	input, requested          int32
 	reused, firstReused       int32
 	worker, rank              int32 // -1 until placed
+	placed                    timing.Time
+	overlap                   int32 // the router's estimate of cached prompt tokens; -1: none
 	status                    Status
 	reason                    uint8 // Rejected: index into Collector.reasons
 	admitted                  bool
@@ -65,13 +67,15 @@ func (c *Collector) Arrive(id uint64, t timing.Time, input, requested int) {
 	if id != uint64(len(c.recs))+1 {
 		panic("report: request ids must be dense and in arrival order")
 	}
-	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1})
+	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1, overlap: -1})
 }
 
-// Route records where request id was placed.
-func (c *Collector) Route(id uint64, worker, rank int) {
+// Route records where and when request id was placed, and the prompt
+// tokens the router expected to be cached there (-1: no estimate).
+func (c *Collector) Route(id uint64, worker, rank int, t timing.Time, overlap int) {
 	r := &c.recs[id-1]
 	r.worker, r.rank = int32(worker), int32(rank)
+	r.placed, r.overlap = t, int32(overlap)
 }
 
 // Admit records an admission with its prefix-cache reuse.

@@ -76,6 +76,7 @@ type Outcomes struct {
 type WorkerStats struct {
 	Worker          int     `json:"worker"`
 	Requests        int     `json:"requests"`
+	RequestShare    float64 `json:"request_share"` // of all requests routed: the router's balance
 	OutputTokens    int     `json:"output_tokens"`
 	Passes          int     `json:"passes"`
 	BusyMs          float64 `json:"busy_ms"`
@@ -132,6 +133,8 @@ type RequestRecord struct {
 	DPRank                *int     `json:"dp_rank"`
 	TerminalStatus        string   `json:"terminal_status"`
 	RejectionReason       *string  `json:"rejection_reason"`
+	RouterOverlapTokens   *int     `json:"router_overlap_tokens"` // the router's estimate at placement; null if it makes none
+	RouterQueueMs         *float64 `json:"router_queue_ms"`       // held by the router before placement
 }
 
 // SLA bounds for goodput; zero fields are unset.
@@ -150,6 +153,8 @@ type RunInfo struct {
 func Build(c *Collector, info RunInfo) *Report {
 	var (
 		completed, inTok, outTok, reused, firstReused int
+		estimated, estimatedIn                        int
+		queueMs                                       float64
 		good, goodTok                                 int
 		ttft, ttst, tpot, e2e                         []float64
 		duration                                      timing.Time
@@ -171,6 +176,11 @@ func Build(c *Collector, info RunInfo) *Report {
 			continue
 		}
 		completed++
+		queueMs += (q.placed - q.arrival).Ms()
+		if q.overlap >= 0 {
+			estimated += int(q.overlap)
+			estimatedIn += int(q.input)
+		}
 		inTok += int(q.input)
 		outTok += int(q.tokens)
 		duration = max(duration, q.term)
@@ -226,10 +236,23 @@ func Build(c *Collector, info RunInfo) *Report {
 		"processed_output_tokens_per_s":             0,
 		"prefix_cache_reused_ratio":                 ratio(reused, inTok),
 		"first_admission_prefix_cache_reused_ratio": ratio(firstReused, inTok),
+		// The router's expected reuse, beside the reuse obtained above
+		// (null for routers that estimate none), and its queue wait.
+		"router_estimated_overlap_ratio": ratio(estimated, estimatedIn),
+		"mean_router_queue_ms":           queueMs / float64(completed),
 	}
 	ws := float64(len(info.Workers)) * info.ClockEnd.Ms() / 1000
 	s["decode_worker_seconds"] = ws
 	s["gpu_hours"] = ws * float64(info.GPUsPerWorker) / 3600
+	routed := 0
+	for _, w := range info.Workers {
+		routed += w.Requests
+	}
+	for i := range r.Workers {
+		if routed > 0 {
+			r.Workers[i].RequestShare = float64(r.Workers[i].Requests) / float64(routed)
+		}
+	}
 	preempt, hit, tot, acc, fwd := 0, 0, 0, 0, 0
 	for _, w := range info.Workers {
 		preempt += w.Preemptions
@@ -337,6 +360,11 @@ func (c *Collector) record(q *record, id uint64) RequestRecord {
 	if q.worker >= 0 {
 		w, r := int(q.worker), int(q.rank)
 		rr.Worker, rr.DPRank = &w, &r
+		rr.RouterQueueMs = ms(q.placed - q.arrival)
+		if q.overlap >= 0 {
+			o := int(q.overlap)
+			rr.RouterOverlapTokens = &o
+		}
 	}
 	if q.admitted {
 		rr.FirstAdmitMs = ms(q.firstAdmit)

@@ -14,7 +14,7 @@ func ms(x float64) timing.Time { return timing.FromMs(x) }
 func arrive(c *Collector, t timing.Time, input, requested int) uint64 {
 	id := uint64(len(c.recs) + 1)
 	c.Arrive(id, t, input, requested)
-	c.Route(id, 0, 0)
+	c.Route(id, 0, 0, t, -1)
 	return id
 }
 
@@ -235,15 +235,15 @@ func TestRequestRecordNulls(t *testing.T) {
 	col.Terminal(one, ms(5), "")
 	rej := uint64(2) // rejected before admission, on worker 1 rank 1
 	col.Arrive(rej, ms(1), 9999, 4)
-	col.Route(rej, 1, 1)
+	col.Route(rej, 1, 1, ms(2), 512)
 	col.Terminal(rej, ms(3), "kv_capacity")
 	col.Arrive(3, ms(4), 8, 2) // never placed, unfinished
 	rep := Build(col, RunInfo{Workers: []WorkerStats{{}, {}}, ClockEnd: ms(6)})
 	lines := strings.Split(strings.TrimSpace(string(rep.RequestsJSONL())), "\n")
 	want := []string{
-		`{"uuid":1,"arrival_time_ms":1,"first_admit_ms":2,"first_token_ms":5,"last_token_ms":5,"terminal_time_ms":5,"ttft_ms":4,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":4,"input_length":8,"requested_output_length":1,"output_length":1,"reused_input_tokens":4,"worker":0,"dp_rank":0,"terminal_status":"completed","rejection_reason":null}`,
-		`{"uuid":2,"arrival_time_ms":1,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":3,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":9999,"requested_output_length":4,"output_length":0,"reused_input_tokens":0,"worker":1,"dp_rank":1,"terminal_status":"rejected","rejection_reason":"kv_capacity"}`,
-		`{"uuid":3,"arrival_time_ms":4,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":null,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":8,"requested_output_length":2,"output_length":0,"reused_input_tokens":0,"worker":null,"dp_rank":null,"terminal_status":"unfinished","rejection_reason":null}`,
+		`{"uuid":1,"arrival_time_ms":1,"first_admit_ms":2,"first_token_ms":5,"last_token_ms":5,"terminal_time_ms":5,"ttft_ms":4,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":4,"input_length":8,"requested_output_length":1,"output_length":1,"reused_input_tokens":4,"worker":0,"dp_rank":0,"terminal_status":"completed","rejection_reason":null,"router_overlap_tokens":null,"router_queue_ms":0}`,
+		`{"uuid":2,"arrival_time_ms":1,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":3,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":9999,"requested_output_length":4,"output_length":0,"reused_input_tokens":0,"worker":1,"dp_rank":1,"terminal_status":"rejected","rejection_reason":"kv_capacity","router_overlap_tokens":512,"router_queue_ms":1}`,
+		`{"uuid":3,"arrival_time_ms":4,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":null,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":8,"requested_output_length":2,"output_length":0,"reused_input_tokens":0,"worker":null,"dp_rank":null,"terminal_status":"unfinished","rejection_reason":null,"router_overlap_tokens":null,"router_queue_ms":null}`,
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d records", len(lines))

@@ -85,7 +85,7 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 			}
 			additional := len(r.hashes) - shared
 			r.cands = append(r.cands, Candidate{
-				Placement:     Placement{w, k},
+				Placement:     Placement{w, k, overlap * bs},
 				NoLoad:        ld.requests == 0,
 				Cached:        overlap * bs,
 				DeviceOverlap: float64(overlap),

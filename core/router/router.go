@@ -36,7 +36,12 @@ type View interface {
 }
 
 // Placement names a worker and one of its data-parallel ranks.
-type Placement struct{ Worker, Rank int }
+type Placement struct {
+	Worker, Rank int
+	// Overlap is the prompt tokens the policy expects to be cached there,
+	// or -1 if it does not estimate (round robin, random).
+	Overlap int
+}
 
 // Policy is a placement policy.
 type Policy interface {
@@ -74,7 +79,7 @@ func NewRoundRobin() *RoundRobin { return &RoundRobin{} }
 func (r *RoundRobin) Place(_ *Request, v View) (Placement, bool) {
 	w := r.cursor % v.Workers()
 	r.cursor = w + 1
-	return Placement{w, r.rank(w, v)}, true
+	return Placement{w, r.rank(w, v), -1}, true
 }
 
 func (r *RoundRobin) rank(w int, v View) int {
@@ -116,5 +121,5 @@ func NewRandom(seed uint64) *Random {
 // Place implements Policy.
 func (r *Random) Place(_ *Request, v View) (Placement, bool) {
 	w := r.rng.IntN(v.Workers())
-	return Placement{w, r.rank(w, v)}, true
+	return Placement{w, r.rank(w, v), -1}, true
 }

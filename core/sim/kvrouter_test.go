@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"math"
 	"testing"
 )
 
@@ -48,6 +49,11 @@ func TestKVRouterBeatsRoundRobin(t *testing.T) {
 		rr[reuse], kv[reuse], approx[reuse], rr["mean_ttft_ms"], kv["mean_ttft_ms"], approx["mean_ttft_ms"])
 	if !(kv[reuse] > rr[reuse] && approx[reuse] > rr[reuse]) {
 		t.Errorf("first-admission reuse: kv_router %v, approximate %v, round robin %v", kv[reuse], approx[reuse], rr[reuse])
+	}
+	// The router's estimate sits beside the reuse obtained; routers
+	// that estimate nothing report null.
+	if est := kv["router_estimated_overlap_ratio"]; !(est > 0) || !math.IsNaN(rr["router_estimated_overlap_ratio"]) {
+		t.Errorf("estimated overlap: kv_router %v, round robin %v (want > 0 and null)", est, rr["router_estimated_overlap_ratio"])
 	}
 	if !(kv["mean_ttft_ms"] < rr["mean_ttft_ms"]) {
 		t.Errorf("mean TTFT: kv_router %v, round robin %v", kv["mean_ttft_ms"], rr["mean_ttft_ms"])
