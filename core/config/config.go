@@ -152,10 +152,18 @@ type PrefillLoadModel struct {
 // KVRouter holds the KV router's knobs beyond AISimulate's top-level ones
 // (Dynamo's KvRouterConfig names).
 type KVRouter struct {
-	OverlapScoreCreditDecay   float64 `yaml:"overlap_score_credit_decay" json:"overlap_score_credit_decay"`
-	DecodeActiveRequestWeight float64 `yaml:"decode_active_request_weight" json:"decode_active_request_weight"`
-	UseKVEvents               bool    `yaml:"use_kv_events" json:"use_kv_events"` // false: approximate mode
-	TTLSeconds                float64 `yaml:"ttl_seconds" json:"ttl_seconds"`     // approximate mode
+	OverlapScoreCreditDecay   float64     `yaml:"overlap_score_credit_decay" json:"overlap_score_credit_decay"`
+	DecodeActiveRequestWeight float64     `yaml:"decode_active_request_weight" json:"decode_active_request_weight"`
+	UseKVEvents               bool        `yaml:"use_kv_events" json:"use_kv_events"` // false: approximate mode
+	TTLSeconds                float64     `yaml:"ttl_seconds" json:"ttl_seconds"`     // approximate mode
+	Queue                     RouterQueue `yaml:"queue" json:"queue"`
+}
+
+// RouterQueue is the KV router's queue (Dynamo's router_queue_threshold and
+// router_queue_policy).
+type RouterQueue struct {
+	Policy    string  `yaml:"policy" json:"policy"`       // fcfs | lcfs | wspt
+	Threshold float64 `yaml:"threshold" json:"threshold"` // 0: no queue; else busy above threshold × max_batched_tokens of prefill
 }
 
 // Planner is the scaling planner (not simulated yet: only "disabled").
@@ -202,7 +210,7 @@ func Default() Config {
 			Speculation: DefaultSpeculation(),
 		},
 		Router: Router{Policy: "round_robin", OverlapScoreCredit: 1, PrefillLoadScale: 1,
-			PrefillLoadModel: PrefillLoadModel{Type: "none"}, KV: KVRouter{UseKVEvents: true, TTLSeconds: 120}},
+			PrefillLoadModel: PrefillLoadModel{Type: "none"}, KV: KVRouter{UseKVEvents: true, TTLSeconds: 120, Queue: RouterQueue{Policy: "fcfs"}}},
 		Planner:   Planner{Policy: "disabled"},
 		Execution: Execution{Seed: 42},
 	}

@@ -38,6 +38,7 @@ func (c *Config) Validate() error {
 		oneOf("engine.mode", c.Engine.Mode, "aggregated", "disaggregated"),
 		oneOf("engine.backend", c.Engine.Backend, "vllm", "sglang", "trtllm"),
 		oneOf("router.policy", c.Router.Policy, "round_robin", "random", "kv_router"),
+		oneOf("router.kv.queue.policy", c.Router.KV.Queue.Policy, "fcfs", "lcfs", "wspt"),
 		oneOf("planner.policy", c.Planner.Policy, "disabled", "enabled"),
 	}
 	if t.Load.Type != "" {
@@ -97,6 +98,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("router: overlap_score_credit, prefill_load_scale and temperature must be ≥ 0")
 	case c.Router.KV.OverlapScoreCreditDecay < 0 || c.Router.KV.DecodeActiveRequestWeight < 0:
 		return fmt.Errorf("router.kv: overlap_score_credit_decay and decode_active_request_weight must be ≥ 0")
+	case c.Router.KV.Queue.Threshold < 0 || c.Router.KV.Queue.Threshold > 1e6:
+		return fmt.Errorf("router.kv.queue.threshold: must be in [0, 1e6] (0: no queue), got %v", c.Router.KV.Queue.Threshold)
 	case !(c.Router.KV.TTLSeconds > 0) || c.Router.KV.TTLSeconds > 1e6:
 		return fmt.Errorf("router.kv.ttl_seconds: must be in (0, 1e6], got %v", c.Router.KV.TTLSeconds)
 	case c.Evaluation.SLA.E2EMs > 0 && (c.Evaluation.SLA.TTFTMs > 0 || c.Evaluation.SLA.ITLMs > 0):

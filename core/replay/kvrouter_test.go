@@ -57,3 +57,47 @@ func TestKVRouterSeesBlocksFromThePassEnd(t *testing.T) {
 		t.Fatal("arriving 1 ns before the pass end, request 2 still always followed the prefix it cannot see yet")
 	}
 }
+
+// The router queue (spec §8.6, §10.11): above the threshold every worker is
+// busy and requests wait in the router, the wait counting in their TTFT and
+// shown in their record; when a prefill completes, fcfs places the oldest
+// and wspt the one with the fewest uncached prompt tokens.
+func TestKVRouterQueue(t *testing.T) {
+	text := `{"timestamp":0,"input_length":32,"output_length":2,"hash_ids":[1,2,3,4,5,6,7,8]}
+{"timestamp":0,"input_length":24,"output_length":2,"hash_ids":[11,12,13,14,15,16]}
+{"timestamp":0,"input_length":8,"output_length":2,"hash_ids":[21,22]}`
+	order := func(policy string) []uint64 {
+		cfg := engine.Config{BlockSize: 4, NumBlocks: 64, MaxBatchedTokens: 64, ChunkedPrefill: true, PrefixCaching: true, Events: true, Model: timing.Polynomial{}}
+		kv, err := router.NewKV(router.KVConfig{Cost: router.DefaultCostConfig(), BlockSize: 4, Seed: 1, UseEvents: true,
+			Threshold: 0.1, MaxBatchedTokens: 64, QueuePolicy: policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(trace(t, text, 4), []Pool{{Name: "aggregated", Workers: workers(t, 1, cfg), Router: kv, GPUs: 1}}, Options{Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := rep.Requests()
+		if *recs[0].RouterQueueMs != 0 || !(*recs[1].RouterQueueMs > 0 && *recs[2].RouterQueueMs > 0) {
+			t.Fatalf("%s: queue waits %v %v %v", policy, *recs[0].RouterQueueMs, *recs[1].RouterQueueMs, *recs[2].RouterQueueMs)
+		}
+		if *recs[1].TTFTMs <= *recs[1].RouterQueueMs {
+			t.Fatalf("%s: TTFT %v does not include the queue wait %v", policy, *recs[1].TTFTMs, *recs[1].RouterQueueMs)
+		}
+		var ids []uint64
+		for _, i := range []int{1, 2} {
+			if len(ids) == 0 || *recs[i].RouterQueueMs < *recs[ids[0]-1].RouterQueueMs {
+				ids = append([]uint64{recs[i].UUID}, ids...)
+			} else {
+				ids = append(ids, recs[i].UUID)
+			}
+		}
+		return ids
+	}
+	if got := order("fcfs"); got[0] != 2 {
+		t.Errorf("fcfs placed %v first, want the oldest (2)", got)
+	}
+	if got := order("wspt"); got[0] != 3 {
+		t.Errorf("wspt placed %v first, want the shortest (3)", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/report"
@@ -109,6 +110,7 @@ type Loop struct {
 	col      *report.Collector
 	reqs     []reqInfo
 	waiting  []held // requests the router holds, in arrival order
+	heldIDs  []uint64
 	released int
 	passes   int
 	steps    int
@@ -446,20 +448,26 @@ func (l *Loop) checkTokens(prompt, output int) error {
 	return nil
 }
 
-// placeHeld offers held requests to the router again, oldest first, and
-// stops at the first it still holds.
+// placeHeld offers held requests to the router again, in the order its
+// Next picks, and stops at the first it still holds.
 func (l *Loop) placeHeld() (n int, err error) {
-	for n < len(l.waiting) {
-		ok, err := l.place(l.waiting[n].id, l.waiting[n].at)
-		if err != nil {
+	pool := &l.pools[0]
+	for len(l.waiting) > 0 {
+		i := 0
+		if len(l.waiting) > 1 {
+			l.heldIDs = l.heldIDs[:0]
+			for _, h := range l.waiting {
+				l.heldIDs = append(l.heldIDs, h.id)
+			}
+			i = pool.Router.Next(l.heldIDs)
+		}
+		ok, err := l.place(l.waiting[i].id, l.waiting[i].at)
+		if err != nil || !ok {
 			return n, err
 		}
-		if !ok {
-			break
-		}
+		l.waiting = slices.Delete(l.waiting, i, i+1)
 		n++
 	}
-	l.waiting = l.waiting[:copy(l.waiting, l.waiting[n:])]
 	return n, nil
 }
 

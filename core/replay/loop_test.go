@@ -41,6 +41,7 @@ func (g *gate) Observe(_ int, events []kv.Event) {
 
 func (g *gate) Finished(uint64)    { g.finished++ }
 func (g *gate) PrefillDone(uint64) {}
+func (g *gate) Next([]uint64) int  { return 0 }
 func (g *gate) Added(w int)        { g.added = append(g.added, w) }
 func (g *gate) Removed(int)        {}
 

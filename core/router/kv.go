@@ -2,6 +2,7 @@ package router
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/dynosim/dynosim-web/kv"
@@ -15,6 +16,12 @@ type KVConfig struct {
 	Seed      uint64      // the router's stream (ties, softmax draws)
 	UseEvents bool        // false: approximate mode, the router remembers its own placements
 	TTL       timing.Time // approximate mode: how long a placement is remembered
+	// Queue: with Threshold > 0 a (worker, rank) is busy while its active
+	// prefill tokens exceed Threshold × MaxBatchedTokens, and a request
+	// waits in the router while every one is busy (spec §8.6).
+	Threshold        float64
+	MaxBatchedTokens int    // the engine's; 0: no limit (10 M, as the reference)
+	QueuePolicy      string // fcfs | lcfs | wspt (spec §10.11)
 }
 
 // KV is Dynamo's KV-aware router in process (spec §8.6): an indexer fed by
@@ -28,6 +35,7 @@ type KV struct {
 	rng    *rand.Rand
 	load   [][]rankLoad // by worker, rank
 	active map[uint64]*activeSeq
+	queued map[uint64]queuedSeq // held requests: what wspt orders by
 	// scratch, reused per placement
 	hashes []uint64
 	cands  []Candidate
@@ -40,6 +48,8 @@ type rankLoad struct {
 	requests int            // active requests
 	blocks   map[uint64]int // prompt block hash → active sequences holding it
 }
+
+type queuedSeq struct{ isl, cached int }
 
 type activeSeq struct {
 	worker, rank int
@@ -60,6 +70,7 @@ func NewKV(cfg KVConfig) (*KV, error) {
 		idx:    idx,
 		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6b76726f75746572)), // "kvrouter"
 		active: map[uint64]*activeSeq{},
+		queued: map[uint64]queuedSeq{},
 	}, nil
 }
 
@@ -71,6 +82,14 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 	}
 	r.hashes = r.idx.Hashes(q.Prompt, r.hashes[:0])
 	isl := len(q.Prompt)
+	busy := math.MaxInt
+	if r.cfg.Threshold > 0 {
+		limit := r.cfg.MaxBatchedTokens
+		if limit <= 0 {
+			limit = 10_000_000
+		}
+		busy = int(min(r.cfg.Threshold*float64(limit), math.MaxInt32))
+	}
 	r.cands = r.cands[:0]
 	for w := range v.Workers() {
 		for k := range v.Ranks(w) {
@@ -92,14 +111,22 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 				ActivePrefill: ld.prefill,
 				DecodeBlocks:  PotentialDecodeBlocks(len(ld.blocks), isl, bs, true, additional),
 				Requests:      ld.requests,
+				Overloaded:    ld.prefill > busy,
 			})
 		}
 	}
 	i, costs, err := r.cfg.Cost.Select(isl, bs, r.cands, r.rng, r.costs)
 	r.costs = costs
 	if err != nil {
-		return Placement{}, false // every worker overloaded: hold it
+		// Every worker is busy: the request waits in the router queue.
+		best := 0
+		for i := range r.cands {
+			best = max(best, r.cands[i].Cached)
+		}
+		r.queued[q.ID] = queuedSeq{isl: isl, cached: best}
+		return Placement{}, false
 	}
+	delete(r.queued, q.ID)
 	c := &r.cands[i]
 	ld := r.rank(c.Worker, c.Rank)
 	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0), overlap: c.Cached / bs}
@@ -124,6 +151,27 @@ func (r *KV) rank(w, k int) *rankLoad {
 		r.load[w] = append(r.load[w], rankLoad{blocks: map[uint64]int{}})
 	}
 	return &r.load[w][k]
+}
+
+// Next implements Policy: the router queue's order (spec §10.11): fcfs the
+// oldest, lcfs the newest, wspt the fewest uncached prompt tokens (the
+// oldest among equals).
+func (r *KV) Next(held []uint64) int {
+	switch r.cfg.QueuePolicy {
+	case "lcfs":
+		return len(held) - 1
+	case "wspt":
+		best, bestScore := 0, -1.0
+		for i, id := range held {
+			q := r.queued[id]
+			score := 1 / float64(max(q.isl-min(q.cached, q.isl), 1))
+			if score > bestScore {
+				best, bestScore = i, score
+			}
+		}
+		return best
+	}
+	return 0
 }
 
 // Overlap is the prefix blocks the router matched for request id when it

@@ -53,6 +53,10 @@ type Policy interface {
 	// the pass ends: a decision made at an earlier or the same time never
 	// sees blocks stored by a pass still running.
 	Observe(worker int, events []kv.Event)
+	// Next picks which held request (an index into held, the ids in
+	// arrival order) is offered next when capacity may have freed: the
+	// router queue's order.
+	Next(held []uint64) int
 	// PrefillDone tells that request id emitted its first token (its
 	// prompt is computed).
 	PrefillDone(id uint64)
@@ -93,6 +97,9 @@ func (r *RoundRobin) rank(w int, v View) int {
 
 // Observe implements Policy: round robin ignores KV state.
 func (*RoundRobin) Observe(int, []kv.Event) {}
+
+// Next implements Policy: round robin never holds.
+func (*RoundRobin) Next([]uint64) int { return 0 }
 
 // PrefillDone implements Policy.
 func (*RoundRobin) PrefillDone(uint64) {}

@@ -246,6 +246,7 @@ func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Po
 		if policy, err = router.NewKV(router.KVConfig{
 			Cost: cost, BlockSize: ecfg.BlockSize, Seed: cfg.Execution.Seed,
 			UseEvents: rt.KV.UseKVEvents, TTL: timing.FromMs(rt.KV.TTLSeconds * 1000),
+			Threshold: rt.KV.Queue.Threshold, MaxBatchedTokens: ecfg.MaxBatchedTokens, QueuePolicy: rt.KV.Queue.Policy,
 		}); err != nil {
 			return nil, fmt.Errorf("%s: router: %w", p.name, err)
 		}
