@@ -323,11 +323,10 @@ func TestIndexerHashesMatchKVHasher(t *testing.T) {
 // refIndex is the reference model: plain maps of stored hashes and
 // remembered expiries per (worker, rank).
 type refIndex struct {
-	ttl      timing.Time
-	stored   map[[2]int]map[uint64]bool
-	expiry   map[[2]int]map[uint64]timing.Time
-	nextID   map[[2]int]uint64
-	lastTime timing.Time
+	ttl    timing.Time
+	stored map[[2]int]map[uint64]bool
+	expiry map[[2]int]map[uint64]timing.Time
+	nextID map[[2]int]uint64
 }
 
 func (r *refIndex) present(k [2]int, h uint64) bool {
