@@ -146,7 +146,7 @@ type Router struct {
 
 // PrefillLoadModel is how the KV router estimates prefill load.
 type PrefillLoadModel struct {
-	Type string `yaml:"type" json:"type"` // none (aic: not simulated yet)
+	Type string `yaml:"type" json:"type"` // none | aic (prefill time from the run's timing model)
 }
 
 // KVRouter holds the KV router's knobs beyond AISimulate's top-level ones

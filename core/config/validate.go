@@ -90,9 +90,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine.mode: disaggregated is not simulated yet; use aggregated")
 	case c.Planner.Policy == "enabled":
 		return fmt.Errorf("planner.policy: the planner is not simulated yet; use disabled")
-	case c.Router.PrefillLoadModel.Type == "aic":
-		return fmt.Errorf("router.prefill_load_model.type: aic is not simulated yet; use none")
-	case c.Router.PrefillLoadModel.Type != "none":
+	case c.Router.PrefillLoadModel.Type != "none" && c.Router.PrefillLoadModel.Type != "aic":
 		return fmt.Errorf("router.prefill_load_model.type: must be one of none, aic, got %q", c.Router.PrefillLoadModel.Type)
 	case c.Router.OverlapScoreCredit < 0 || c.Router.PrefillLoadScale < 0 || c.Router.Temperature < 0:
 		return fmt.Errorf("router: overlap_score_credit, prefill_load_scale and temperature must be ≥ 0")

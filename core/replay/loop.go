@@ -361,7 +361,7 @@ func (l *Loop) apply(i int) {
 	for _, s := range p.Signals {
 		if s.HasToken {
 			if l.col.Token(s.ID, p.End) == 1 {
-				pool.Router.PrefillDone(s.ID)
+				pool.Router.PrefillDone(s.ID, l.now)
 			}
 			st.stats.OutputTokens++
 		}
@@ -372,7 +372,7 @@ func (l *Loop) apply(i int) {
 				why = s.Reason.String()
 			}
 			l.col.Terminal(s.ID, l.now, why)
-			pool.Router.Finished(s.ID)
+			pool.Router.Finished(s.ID, l.now)
 			l.finished(s.ID)
 		}
 	}

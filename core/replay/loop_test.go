@@ -39,11 +39,11 @@ func (g *gate) Observe(_ int, events []kv.Event) {
 	}
 }
 
-func (g *gate) Finished(uint64)    { g.finished++ }
-func (g *gate) PrefillDone(uint64) {}
-func (g *gate) Next([]uint64) int  { return 0 }
-func (g *gate) Added(w int)        { g.added = append(g.added, w) }
-func (g *gate) Removed(int)        {}
+func (g *gate) Finished(uint64, timing.Time)    { g.finished++ }
+func (g *gate) PrefillDone(uint64, timing.Time) {}
+func (g *gate) Next([]uint64) int               { return 0 }
+func (g *gate) Added(w int)                     { g.added = append(g.added, w) }
+func (g *gate) Removed(int)                     {}
 
 const threeAtOnce = `{"timestamp":0,"input_length":8,"output_length":3,"hash_ids":[1,2]}
 {"timestamp":0,"input_length":8,"output_length":3,"hash_ids":[1,2]}

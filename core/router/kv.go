@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/dynosim/dynosim-web/kv"
 	"github.com/dynosim/dynosim-web/timing"
@@ -22,6 +23,11 @@ type KVConfig struct {
 	Threshold        float64
 	MaxBatchedTokens int    // the engine's; 0: no limit (10 M, as the reference)
 	QueuePolicy      string // fcfs | lcfs | wspt (spec §10.11)
+	// PrefillMs, if set, is the prefill load model "aic": the predicted
+	// prefill time of an isl-token prompt with cached tokens reused. The
+	// oldest active prefill of each (worker, rank) then decays over its
+	// predicted time instead of counting whole until its first token.
+	PrefillMs func(isl, cached int) float64
 }
 
 // KV is Dynamo's KV-aware router in process (spec §8.6): an indexer fed by
@@ -47,13 +53,16 @@ type rankLoad struct {
 	prefill  int            // uncached prompt tokens of requests not prefill-complete
 	requests int            // active requests
 	blocks   map[uint64]int // prompt block hash → active sequences holding it
+	pending  []uint64       // aic: requests with prefill left, oldest first
+	since    timing.Time    // aic: when the oldest began to decay
 }
 
 type queuedSeq struct{ isl, cached int }
 
 type activeSeq struct {
 	worker, rank int
-	prefill      int // its uncached prompt tokens, until PrefillDone
+	prefill      int         // its uncached prompt tokens, until PrefillDone
+	dur          timing.Time // aic: its predicted prefill time
 	hashes       []uint64
 	overlap      int // matched blocks at placement
 }
@@ -108,10 +117,10 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 				NoLoad:        ld.requests == 0,
 				Cached:        overlap * bs,
 				DeviceOverlap: float64(overlap),
-				ActivePrefill: ld.prefill,
+				ActivePrefill: r.activePrefill(ld, q.Now),
 				DecodeBlocks:  PotentialDecodeBlocks(len(ld.blocks), isl, bs, true, additional),
 				Requests:      ld.requests,
-				Overloaded:    ld.prefill > busy,
+				Overloaded:    r.activePrefill(ld, q.Now) > busy,
 			})
 		}
 	}
@@ -137,6 +146,13 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 	ld.prefill += a.prefill
 	ld.requests++
 	r.active[q.ID] = a
+	if r.cfg.PrefillMs != nil && a.prefill > 0 {
+		a.dur = timing.FromMs(r.cfg.PrefillMs(isl, c.Cached))
+		if len(ld.pending) == 0 {
+			ld.since = q.Now
+		}
+		ld.pending = append(ld.pending, q.ID)
+	}
 	if !r.cfg.UseEvents {
 		r.idx.Remember(c.Worker, c.Rank, r.hashes, q.Now)
 	}
@@ -195,20 +211,43 @@ func (r *KV) Observe(w int, events []kv.Event) {
 
 // PrefillDone implements Policy: the request's prompt no longer loads its
 // worker's prefill.
-func (r *KV) PrefillDone(id uint64) {
-	if a := r.active[id]; a != nil && a.prefill > 0 {
-		r.rank(a.worker, a.rank).prefill -= a.prefill
-		a.prefill = 0
+func (r *KV) PrefillDone(id uint64, now timing.Time) {
+	a := r.active[id]
+	if a == nil || a.prefill == 0 {
+		return
+	}
+	ld := r.rank(a.worker, a.rank)
+	ld.prefill -= a.prefill
+	a.prefill = 0
+	if i := slices.Index(ld.pending, id); i >= 0 {
+		ld.pending = slices.Delete(ld.pending, i, i+1)
+		if i == 0 {
+			ld.since = now // the next oldest starts to decay
+		}
 	}
 }
 
+// activePrefill is the prefill load of ld at now: its tracked tokens, less
+// the decayed part of the oldest one's under the aic model.
+func (r *KV) activePrefill(ld *rankLoad, now timing.Time) int {
+	if len(ld.pending) == 0 {
+		return ld.prefill
+	}
+	a := r.active[ld.pending[0]]
+	frac := 1.0
+	if a.dur > 0 {
+		frac = min(float64(now-ld.since)/float64(a.dur), 1)
+	}
+	return ld.prefill - int(float64(a.prefill)*max(frac, 0))
+}
+
 // Finished implements Policy.
-func (r *KV) Finished(id uint64) {
+func (r *KV) Finished(id uint64, now timing.Time) {
 	a := r.active[id]
 	if a == nil {
 		return
 	}
-	r.PrefillDone(id)
+	r.PrefillDone(id, now)
 	ld := r.rank(a.worker, a.rank)
 	for _, h := range a.hashes {
 		if ld.blocks[h]--; ld.blocks[h] <= 0 {

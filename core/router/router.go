@@ -58,10 +58,10 @@ type Policy interface {
 	// router queue's order.
 	Next(held []uint64) int
 	// PrefillDone tells that request id emitted its first token (its
-	// prompt is computed).
-	PrefillDone(id uint64)
-	// Finished tells that request id reached a terminal state.
-	Finished(id uint64)
+	// prompt is computed) at now.
+	PrefillDone(id uint64, now timing.Time)
+	// Finished tells that request id reached a terminal state at now.
+	Finished(id uint64, now timing.Time)
 	// Added and Removed tell that a worker joined (ready to serve) or left
 	// the pool. The driver adds every initial worker before the first
 	// request.
@@ -102,10 +102,10 @@ func (*RoundRobin) Observe(int, []kv.Event) {}
 func (*RoundRobin) Next([]uint64) int { return 0 }
 
 // PrefillDone implements Policy.
-func (*RoundRobin) PrefillDone(uint64) {}
+func (*RoundRobin) PrefillDone(uint64, timing.Time) {}
 
 // Finished implements Policy.
-func (*RoundRobin) Finished(uint64) {}
+func (*RoundRobin) Finished(uint64, timing.Time) {}
 
 // Added implements Policy.
 func (*RoundRobin) Added(int) {}

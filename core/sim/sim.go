@@ -243,8 +243,16 @@ func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Po
 		cost := router.DefaultCostConfig()
 		cost.OverlapScoreCredit, cost.PrefillLoadScale, cost.Temperature = rt.OverlapScoreCredit, rt.PrefillLoadScale, rt.Temperature
 		cost.OverlapScoreCreditDecay, cost.DecodeActiveRequestWeight = rt.KV.OverlapScoreCreditDecay, rt.KV.DecodeActiveRequestWeight
+		var prefillMs func(isl, cached int) float64
+		if rt.PrefillLoadModel.Type == "aic" {
+			// The run's own timing model prices the prefill the router
+			// expects (AIConfigurator's role in Dynamo).
+			model, scale := ecfg.Model, ecfg.Scale
+			prefillMs = func(isl, cached int) float64 { return scale.Prefill(model, 1, isl, cached).Ms() }
+		}
 		if policy, err = router.NewKV(router.KVConfig{
-			Cost: cost, BlockSize: ecfg.BlockSize, Seed: cfg.Execution.Seed,
+			PrefillMs: prefillMs,
+			Cost:      cost, BlockSize: ecfg.BlockSize, Seed: cfg.Execution.Seed,
 			UseEvents: rt.KV.UseKVEvents, TTL: timing.FromMs(rt.KV.TTLSeconds * 1000),
 			Threshold: rt.KV.Queue.Threshold, MaxBatchedTokens: ecfg.MaxBatchedTokens, QueuePolicy: rt.KV.Queue.Policy,
 		}); err != nil {
