@@ -49,6 +49,8 @@ type Root struct {
 	HasReport  bool
 	Rows       []SummaryRow
 	Latency    []LatencyRow // the AIPerf-style distribution table
+	Balance    []BalanceRow // requests routed per worker
+	Overlap    string       // the router's estimated overlap beside the reuse obtained
 	HasPrev    bool
 	Table      string // AIPerf-style text table
 	tableGen   int    // bumped with Table; syncDOM puts it in #console-table
@@ -427,6 +429,7 @@ func (c *Root) finish(res js.Value) {
 	c.HasReport, c.HasPrev = true, c.prevSum != nil
 	c.Rows = summaryRows(sum, c.prevSum)
 	c.Latency = latencyRows(sum)
+	c.Balance, c.Overlap = routerRows([]byte(json), sum)
 	c.Table = jsString(res.Get("table"))
 	c.tableGen++
 	c.RunURL = runLink(jsString(res.Get("runURL")), c.ServiceURL)

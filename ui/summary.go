@@ -137,3 +137,31 @@ func latencyRows(s map[string]float64) []LatencyRow {
 	}
 	return rows
 }
+
+// BalanceRow is one worker of the router table.
+type BalanceRow struct{ Worker, Requests, Share string }
+
+// routerRows builds the router table from report JSON: the requests each
+// worker got and their share, and the router's estimated overlap beside the
+// prefix reuse obtained (empty for routers that estimate none).
+func routerRows(reportJSON []byte, sum map[string]float64) ([]BalanceRow, string) {
+	var r struct {
+		Workers []struct {
+			Worker   int     `json:"worker"`
+			Requests int     `json:"requests"`
+			Share    float64 `json:"request_share"`
+		} `json:"workers"`
+	}
+	if json.Unmarshal(reportJSON, &r) != nil {
+		return nil, ""
+	}
+	rows := make([]BalanceRow, len(r.Workers))
+	for i, w := range r.Workers {
+		rows[i] = BalanceRow{strconv.Itoa(w.Worker), strconv.Itoa(w.Requests), strconv.FormatFloat(w.Share*100, 'f', 1, 64) + " %"}
+	}
+	overlap := ""
+	if est, ok := sum["router_estimated_overlap_ratio"]; ok && !math.IsNaN(est) {
+		overlap = fmt.Sprintf("estimated overlap %.1f %% of prompt tokens, reuse obtained %.1f %%", est*100, sum["prefix_cache_reused_ratio"]*100)
+	}
+	return rows, overlap
+}

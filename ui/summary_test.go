@@ -25,3 +25,16 @@ func TestSummaryNullIsUndefined(t *testing.T) {
 		t.Fatalf("TTFT avg cell %q", lr[0].Cells[0])
 	}
 }
+
+// The router table: each worker's requests and share; the estimated
+// overlap beside the reuse obtained only for routers that estimate.
+func TestRouterRows(t *testing.T) {
+	js := []byte(`{"summary": {}, "workers": [{"worker": 0, "requests": 3, "request_share": 0.75}, {"worker": 1, "requests": 1, "request_share": 0.25}]}`)
+	rows, overlap := routerRows(js, map[string]float64{"router_estimated_overlap_ratio": 0.2, "prefix_cache_reused_ratio": 0.19})
+	if len(rows) != 2 || rows[0] != (BalanceRow{"0", "3", "75.0 %"}) || overlap != "estimated overlap 20.0 % of prompt tokens, reuse obtained 19.0 %" {
+		t.Fatalf("rows %v overlap %q", rows, overlap)
+	}
+	if _, o := routerRows(js, map[string]float64{"router_estimated_overlap_ratio": math.NaN()}); o != "" {
+		t.Fatalf("round robin: %q", o)
+	}
+}

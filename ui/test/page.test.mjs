@@ -491,3 +491,21 @@ test("hostile cases: the page agrees with the CLI", async () => {
   assert.deepEqual(page.pageErrors, []);
   await page.close();
 });
+
+test("kv_router: the page shows the router's balance and its estimated overlap", async () => {
+  const page = await openPage(browser.context, srv.url);
+  await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+  await page.waitForFunction(() => document.querySelector('[data-testid="trace-label"]').textContent.includes("small.jsonl"));
+  await page.locator('[data-testid="config-editor"]').fill(twoWorkers.replace("policy: round_robin", "policy: kv_router"));
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
+  await page.locator('[data-testid="run"]').click();
+  const balance = page.locator('[data-testid="router-balance"]');
+  await balance.waitFor({ timeout: 60000 });
+  const shares = (await page.locator('[data-testid="router-balance"] tbody td:nth-child(3)').allInnerTexts()).map(parseFloat);
+  assert.equal(shares.length, 2);
+  assert.ok(Math.abs(shares[0] + shares[1] - 100) < 0.2, `shares ${shares}`);
+  assert.match(await page.locator('[data-testid="router-overlap"]').innerText(), /estimated overlap [0-9.]+ % of prompt tokens, reuse obtained [0-9.]+ %/);
+  await shot(page, "kv-router");
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
