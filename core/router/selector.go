@@ -15,6 +15,7 @@ type CostConfig struct {
 	OverlapScoreCreditDecay   float64 // 0: off; else the credit shrinks on workers with excess prefill
 	PrefillLoadScale          float64 // weight of the prefill term against decode blocks
 	DecodeActiveRequestWeight float64 // cost per active request
+	SharedCacheMultiplier     float64 // credit per prompt block in a shared cache beyond the device's
 	TrackPrefillTokens        bool    // charge prefill load (off: the prefill term is 0)
 	DecodeWorker              bool    // a decode pool: overlap credits decode blocks instead
 	Temperature               float64 // 0: cheapest, ties at random; > 0: softmax over costs
@@ -33,6 +34,7 @@ type Candidate struct {
 	NoLoad        bool
 	Cached        int     // overlap tokens credited to the request here
 	DeviceOverlap float64 // matched device blocks
+	SharedHits    float64 // prompt blocks found in a shared cache (0 without one)
 	ActivePrefill int     // tracked uncached prompt tokens not yet prefill-complete
 	DecodeBlocks  int     // potential decode blocks after admission (PotentialDecodeBlocks)
 	Requests      int     // active requests
@@ -80,7 +82,7 @@ func (k *CostConfig) Cost(isl, bs int, c *Candidate, minPrefill int) float64 {
 			decay = 1 / (1 + k.OverlapScoreCreditDecay*excess/float64(blocks))
 		}
 	}
-	credit := k.OverlapScoreCredit * decay * c.DeviceOverlap
+	credit := k.OverlapScoreCredit*decay*c.DeviceOverlap + k.SharedCacheMultiplier*max(c.SharedHits-c.DeviceOverlap, 0)
 	return k.PrefillLoadScale*max(raw-credit, 0) + decode + requests
 }
 
