@@ -88,12 +88,7 @@ type wstate struct {
 // reqInfo is what the loop keeps of a released request, by id − 1.
 type reqInfo struct {
 	session, turn int32
-}
-
-// held is a request the router did not place yet.
-type held struct {
-	id uint64
-	at timing.Time
+	arrival       timing.Time
 }
 
 // Loop is the cluster event loop of one replay.
@@ -109,8 +104,7 @@ type Loop struct {
 	workers  []*engine.Worker // the same, flat
 	col      *report.Collector
 	reqs     []reqInfo
-	waiting  []held // requests the router holds, in arrival order
-	heldIDs  []uint64
+	waiting  []uint64 // ids of the requests the router holds, in arrival order
 	released int
 	passes   int
 	steps    int
@@ -245,7 +239,7 @@ func (l *Loop) releasable() bool { return l.opt.MaxRequests == 0 || l.released <
 func (l *Loop) Report() (*report.Report, error) {
 	if l.opt.MaxTime == 0 {
 		for i := range l.ws {
-			if w := l.worker(i); !w.Empty() {
+			if w := l.workers[i]; !w.Empty() {
 				m := w.Metrics()
 				return nil, fmt.Errorf("replay: worker %d cannot make progress with %d requests left (a request that can never be scheduled)", i, m.Running+m.Waiting)
 			}
@@ -256,7 +250,7 @@ func (l *Loop) Report() (*report.Report, error) {
 	for i := range l.ws {
 		stats[i] = l.ws[i].stats
 		stats[i].Worker = i
-		m := l.worker(i).Metrics()
+		m := l.workers[i].Metrics()
 		stats[i].Preemptions = m.Preemptions
 		stats[i].TotalBlocks = m.TotalBlocks
 		stats[i].Retractions = m.Retractions
@@ -268,8 +262,6 @@ func (l *Loop) Report() (*report.Report, error) {
 		Workers: stats, GPUsPerWorker: gpus, ClockEnd: l.now, SLA: l.opt.SLA, StopReason: l.stop,
 	}), nil
 }
-
-func (l *Loop) worker(i int) *engine.Worker { return l.workers[i] }
 
 // settle applies everything due at l.now until nothing changes, in the
 // order of Kind: due pass ends, then held and arriving requests, then new
@@ -311,7 +303,7 @@ func (l *Loop) settle() error {
 				return fmt.Errorf("%w: more than %d engine passes (use the CLI or the page for large runs)", ErrTooLarge, l.opt.MaxPasses)
 			}
 			l.passes++
-			p := l.worker(i).Step(l.now)
+			p := l.workers[i].Step(l.now)
 			if m := p.Metrics; m.TotalBlocks > 0 {
 				// The load right after the pass's scheduling decisions.
 				l.col.Series.Sample(i, l.now, m.Running, m.Waiting, float64(m.ActiveBlocks)/float64(m.TotalBlocks))
@@ -419,14 +411,14 @@ func (l *Loop) releaseDue() (bool, error) {
 	if err := l.checkTokens(l.promptTokens, l.outputTokens); err != nil {
 		return false, err
 	}
-	l.reqs = append(l.reqs, reqInfo{session: int32(si), turn: int32(ti)})
+	l.reqs = append(l.reqs, reqInfo{session: int32(si), turn: int32(ti), arrival: at})
 	l.col.Arrive(id, at, t.Input, t.Output)
 	if !l.releasable() {
 		l.q.drop(Arrival) // the cap is reached: no follow-up will be released
 	}
-	placed, err := l.place(id, at)
+	placed, err := l.place(id)
 	if !placed && err == nil {
-		l.waiting = append(l.waiting, held{id, at})
+		l.waiting = append(l.waiting, id)
 	}
 	return true, err
 }
@@ -455,13 +447,9 @@ func (l *Loop) placeHeld() (n int, err error) {
 	for len(l.waiting) > 0 {
 		i := 0
 		if len(l.waiting) > 1 {
-			l.heldIDs = l.heldIDs[:0]
-			for _, h := range l.waiting {
-				l.heldIDs = append(l.heldIDs, h.id)
-			}
-			i = pool.Router.Next(l.heldIDs)
+			i = pool.Router.Next(l.waiting)
 		}
-		ok, err := l.place(l.waiting[i].id, l.waiting[i].at)
+		ok, err := l.place(l.waiting[i])
 		if err != nil || !ok {
 			return n, err
 		}
@@ -473,12 +461,12 @@ func (l *Loop) placeHeld() (n int, err error) {
 
 // place asks the first pool's router where request id runs and submits it
 // there; false means the router holds it.
-func (l *Loop) place(id uint64, at timing.Time) (bool, error) {
+func (l *Loop) place(id uint64) (bool, error) {
 	ri := l.reqs[id-1]
 	t := &l.wl.Sessions[ri.session].Turns[ri.turn]
 	l.prompt = l.wl.Prompt(l.prompt[:0], t)
 	pool := &l.pools[0]
-	l.rreq = router.Request{ID: id, Arrival: at, Now: l.now, Prompt: l.prompt, Output: t.Output}
+	l.rreq = router.Request{ID: id, Arrival: ri.arrival, Now: l.now, Prompt: l.prompt, Output: t.Output}
 	pl, ok := pool.Router.Place(&l.rreq, pool)
 	if !ok {
 		return false, nil

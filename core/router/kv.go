@@ -42,6 +42,7 @@ type KV struct {
 	load   [][]rankLoad // by worker, rank
 	active map[uint64]*activeSeq
 	queued map[uint64]queuedSeq // held requests: what wspt orders by
+	busy   int                  // prefill tokens above which a (worker, rank) is busy
 	// scratch, reused per placement
 	hashes []uint64
 	cands  []Candidate
@@ -64,7 +65,6 @@ type activeSeq struct {
 	prefill      int         // its uncached prompt tokens, until PrefillDone
 	dur          timing.Time // aic: its predicted prefill time
 	hashes       []uint64
-	overlap      int // matched blocks at placement
 }
 
 // NewKV returns a KV router.
@@ -74,7 +74,16 @@ func NewKV(cfg KVConfig) (*KV, error) {
 	}
 	idx := NewIndexer(cfg.BlockSize)
 	idx.TTL = cfg.TTL
+	busy := math.MaxInt
+	if cfg.Threshold > 0 {
+		limit := cfg.MaxBatchedTokens
+		if limit <= 0 {
+			limit = 10_000_000 // the reference's cap for an engine without a limit
+		}
+		busy = int(min(cfg.Threshold*float64(limit), math.MaxInt32))
+	}
 	return &KV{
+		busy:   busy,
 		cfg:    cfg,
 		idx:    idx,
 		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6b76726f75746572)), // "kvrouter"
@@ -91,14 +100,6 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 	}
 	r.hashes = r.idx.Hashes(q.Prompt, r.hashes[:0])
 	isl := len(q.Prompt)
-	busy := math.MaxInt
-	if r.cfg.Threshold > 0 {
-		limit := r.cfg.MaxBatchedTokens
-		if limit <= 0 {
-			limit = 10_000_000
-		}
-		busy = int(min(r.cfg.Threshold*float64(limit), math.MaxInt32))
-	}
 	r.cands = r.cands[:0]
 	for w := range v.Workers() {
 		for k := range v.Ranks(w) {
@@ -112,15 +113,16 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 				shared++
 			}
 			additional := len(r.hashes) - shared
+			prefill := r.activePrefill(ld, q.Now)
 			r.cands = append(r.cands, Candidate{
 				Placement:     Placement{w, k, overlap * bs},
 				NoLoad:        ld.requests == 0,
 				Cached:        overlap * bs,
 				DeviceOverlap: float64(overlap),
-				ActivePrefill: r.activePrefill(ld, q.Now),
+				ActivePrefill: prefill,
 				DecodeBlocks:  PotentialDecodeBlocks(len(ld.blocks), isl, bs, true, additional),
 				Requests:      ld.requests,
-				Overloaded:    r.activePrefill(ld, q.Now) > busy,
+				Overloaded:    prefill > r.busy,
 			})
 		}
 	}
@@ -138,7 +140,7 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 	delete(r.queued, q.ID)
 	c := &r.cands[i]
 	ld := r.rank(c.Worker, c.Rank)
-	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0), overlap: c.Cached / bs}
+	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0)}
 	a.hashes = append(a.hashes, r.hashes...)
 	for _, h := range a.hashes {
 		ld.blocks[h]++
@@ -186,15 +188,6 @@ func (r *KV) Next(held []uint64) int {
 			}
 		}
 		return best
-	}
-	return 0
-}
-
-// Overlap is the prefix blocks the router matched for request id when it
-// placed it (0 once the request is finished).
-func (r *KV) Overlap(id uint64) int {
-	if a := r.active[id]; a != nil {
-		return a.overlap
 	}
 	return 0
 }

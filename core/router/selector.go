@@ -92,44 +92,30 @@ var ErrAllOverloaded = errors.New("all eligible workers overloaded")
 // Select returns the index of the chosen candidate: overloaded ones are
 // skipped; at temperature 0 the cheapest, ties broken uniformly at random
 // by rng (never by worker id); above 0 a softmax draw over the costs.
+// costs is scratch space, returned for reuse; an overloaded candidate's
+// cost is +Inf there.
 func (k *CostConfig) Select(isl, bs int, cands []Candidate, rng *rand.Rand, costs []float64) (int, []float64, error) {
 	minPrefill := math.MaxInt
 	for i := range cands {
-		if !cands[i].Overloaded && !cands[i].NoLoad {
+		if !cands[i].Overloaded {
 			minPrefill = min(minPrefill, cands[i].ActivePrefill)
 		}
 	}
-	if minPrefill == math.MaxInt || hasNoLoad(cands) {
-		minPrefill = 0
-	}
-	costs = costs[:0]
-	idx := make([]int, 0, len(cands))
-	for i := range cands {
-		if cands[i].Overloaded {
-			continue
-		}
-		costs = append(costs, k.Cost(isl, bs, &cands[i], minPrefill))
-		idx = append(idx, i)
-	}
-	if len(idx) == 0 {
+	if minPrefill == math.MaxInt {
 		return -1, costs, ErrAllOverloaded
 	}
-	var j int
-	if k.Temperature > 0 {
-		j = softmaxSample(costs, k.Temperature, rng.Float64())
-	} else {
-		j = cheapest(costs, rng)
-	}
-	return idx[j], costs, nil
-}
-
-func hasNoLoad(cands []Candidate) bool {
+	costs = costs[:0]
 	for i := range cands {
-		if cands[i].NoLoad && !cands[i].Overloaded {
-			return true
+		c := math.Inf(1)
+		if !cands[i].Overloaded {
+			c = k.Cost(isl, bs, &cands[i], minPrefill)
 		}
+		costs = append(costs, c)
 	}
-	return false
+	if k.Temperature > 0 {
+		return softmaxSample(costs, k.Temperature, rng.Float64()), costs, nil
+	}
+	return cheapest(costs, rng), costs, nil
 }
 
 // cheapest is the index of the least cost; among ties a uniform choice
@@ -138,6 +124,10 @@ func cheapest(costs []float64, rng *rand.Rand) int {
 	best, ties := 0, 1
 	for i := 1; i < len(costs); i++ {
 		switch {
+		case math.IsInf(costs[i], 1):
+			// overloaded: never chosen
+		case math.IsInf(costs[best], 1):
+			best, ties = i, 1
 		case costs[i] < costs[best]:
 			best, ties = i, 1
 		case costs[i] == costs[best]:
@@ -155,12 +145,22 @@ func cheapest(costs []float64, rng *rand.Rand) int {
 // Equal costs are uniform; a range that overflows is normalized by the
 // largest magnitude first.
 func softmaxSample(costs []float64, t, u float64) int {
-	lo, hi := costs[0], costs[0]
-	for _, c := range costs[1:] {
-		lo, hi = min(lo, c), max(hi, c)
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, c := range costs {
+		if !math.IsInf(c, 1) { // +Inf: overloaded, probability 0
+			lo, hi, n = min(lo, c), max(hi, c), n+1
+		}
 	}
-	if lo == hi {
-		return min(int(u*float64(len(costs))), len(costs)-1)
+	if lo == hi { // uniform over the finite ones
+		k := min(int(u*float64(n)), n-1)
+		for i, c := range costs {
+			if !math.IsInf(c, 1) {
+				if k == 0 {
+					return i
+				}
+				k--
+			}
+		}
 	}
 	scale := 1.0
 	if math.IsInf(hi-lo, 0) {
@@ -170,15 +170,21 @@ func softmaxSample(costs []float64, t, u float64) int {
 	w := make([]float64, len(costs))
 	sum := 0.0
 	for i, c := range costs {
-		w[i] = detmath.Exp(-(c/scale - lo) / ((hi - lo) * t))
-		sum += w[i]
+		if !math.IsInf(c, 1) {
+			w[i] = detmath.Exp(-(c/scale - lo) / ((hi - lo) * t))
+			sum += w[i]
+		}
 	}
-	cum := 0.0
+	cum, last := 0.0, 0
 	for i := range w {
+		if w[i] == 0 {
+			continue // overloaded
+		}
 		cum += w[i] / sum
 		if cum >= u {
 			return i
 		}
+		last = i
 	}
-	return len(w) - 1
+	return last
 }

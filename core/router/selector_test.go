@@ -169,3 +169,18 @@ func TestTemperatureSamples(t *testing.T) {
 		t.Fatalf("choices %v", count)
 	}
 }
+
+// Overloaded candidates are never drawn, at any temperature.
+func TestOverloadedNeverChosen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, temp := range []float64{0, 1} {
+		k := DefaultCostConfig()
+		k.Temperature = temp
+		for range 200 {
+			w, _, err := k.Select(64, 16, []Candidate{{Overloaded: true}, {DecodeBlocks: 5}, {Overloaded: true}, {DecodeBlocks: 5}}, rng, nil)
+			if err != nil || w == 0 || w == 2 {
+				t.Fatalf("temperature %v chose %d (%v)", temp, w, err)
+			}
+		}
+	}
+}
