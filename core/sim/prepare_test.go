@@ -102,4 +102,13 @@ func TestErrorsAreClipped(t *testing.T) {
 	if err == nil || len(err.Error()) > maxErrorLen+40 || !bytes.Contains([]byte(err.Error()), []byte("more bytes)")) {
 		t.Fatalf("error of %d bytes", len(fmt.Sprint(err)))
 	}
+	// A prepared input's runs clip too (a recommend trial's override).
+	p, err := Prepare(Inputs{Config: []byte("traffic: {source: {type: synthetic}, stop: {requests: 2}}")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Run([]string{"engine.hardware=" + string(huge)}, nil)
+	if err == nil || len(err.Error()) > maxErrorLen+40 {
+		t.Fatalf("run error of %d bytes", len(fmt.Sprint(err)))
+	}
 }

@@ -72,14 +72,14 @@ var ErrTooLarge = replay.ErrTooLarge
 func Predict(in Inputs, progress func(Progress) bool) (*report.Report, error) {
 	p, err := Prepare(in)
 	if err != nil {
-		return nil, clip(err)
+		return nil, err
 	}
-	rep, err := p.Run(nil, progress)
-	return rep, clip(err)
+	return p.Run(nil, progress)
 }
 
 // maxErrorLen bounds an error message: an input that echoes a huge value
-// (a 10 MB string where a name belongs) is cut, on every front end alike.
+// (a 10 MB string where a name belongs) is cut, on every front end alike
+// and for every run of a prepared input (Prepare and Run clip).
 const maxErrorLen = 1000
 
 // clipped is an error whose message was cut; errors.Is still sees the cause.
@@ -110,12 +110,12 @@ type Prepared struct {
 }
 
 // Prepare parses and loads in once.
-func Prepare(in Inputs) (*Prepared, error) {
+func Prepare(in Inputs) (_ *Prepared, err error) {
+	defer func() { err = clip(err) }()
 	p := &Prepared{in: in, name: in.ConfigName}
 	if p.name == "" {
 		p.name = "config"
 	}
-	var err error
 	if p.cfg, err = p.parse(nil); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,8 @@ func sourceKey(cfg *config.Config) string {
 
 // Run runs one prediction with overrides (PATH=VALUE, applied after the
 // inputs' own) on fresh engines. It is safe to call from many goroutines.
-func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (*report.Report, error) {
+func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *report.Report, err error) {
+	defer func() { err = clip(err) }()
 	cfg, wl := p.cfg, p.wl
 	if len(overrides) > 0 {
 		var err error
