@@ -417,7 +417,7 @@ func (c *Root) finish(res js.Value) {
 	c.stop()
 	c.Percent = 100
 	json := res.Get("json").String()
-	sum, err := parseSummary([]byte(json))
+	sum, workers, err := parseReport([]byte(json))
 	if err != nil {
 		c.Error = "report: " + err.Error()
 		return
@@ -429,7 +429,7 @@ func (c *Root) finish(res js.Value) {
 	c.HasReport, c.HasPrev = true, c.prevSum != nil
 	c.Rows = summaryRows(sum, c.prevSum)
 	c.Latency = latencyRows(sum)
-	c.Balance, c.Overlap = routerRows([]byte(json), sum)
+	c.Balance, c.Overlap = routerRows(workers, sum)
 	c.Table = jsString(res.Get("table"))
 	c.tableGen++
 	c.RunURL = runLink(jsString(res.Get("runURL")), c.ServiceURL)

@@ -28,15 +28,23 @@ var summaryOrder = []string{
 // service (the Worker) reports them as 0.
 var wallClock = map[string]bool{"wall_time_ms": true, "processed_tokens_per_s": true, "processed_output_tokens_per_s": true}
 
-// parseSummary extracts the summary map from report JSON.
-// An undefined value (null: a rate over no time, a latency of no request)
-// becomes NaN and shows as "—".
-func parseSummary(reportJSON []byte) (map[string]float64, error) {
+// workerShare is what the page reads of a report's per-worker stats.
+type workerShare struct {
+	Worker   int     `json:"worker"`
+	Requests int     `json:"requests"`
+	Share    float64 `json:"request_share"`
+}
+
+// parseReport extracts the summary map and the workers' shares from report
+// JSON, in one decode. An undefined value (null: a rate over no time, a
+// latency of no request) becomes NaN and shows as "—".
+func parseReport(reportJSON []byte) (map[string]float64, []workerShare, error) {
 	var r struct {
 		Summary map[string]*float64 `json:"summary"`
+		Workers []workerShare       `json:"workers"`
 	}
 	if err := json.Unmarshal(reportJSON, &r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make(map[string]float64, len(r.Summary))
 	for k, v := range r.Summary {
@@ -45,7 +53,7 @@ func parseSummary(reportJSON []byte) (map[string]float64, error) {
 			out[k] = *v
 		}
 	}
-	return out, nil
+	return out, r.Workers, nil
 }
 
 // summaryRows builds the table rows; prev may be nil.
@@ -141,22 +149,12 @@ func latencyRows(s map[string]float64) []LatencyRow {
 // BalanceRow is one worker of the router table.
 type BalanceRow struct{ Worker, Requests, Share string }
 
-// routerRows builds the router table from report JSON: the requests each
-// worker got and their share, and the router's estimated overlap beside the
-// prefix reuse obtained (empty for routers that estimate none).
-func routerRows(reportJSON []byte, sum map[string]float64) ([]BalanceRow, string) {
-	var r struct {
-		Workers []struct {
-			Worker   int     `json:"worker"`
-			Requests int     `json:"requests"`
-			Share    float64 `json:"request_share"`
-		} `json:"workers"`
-	}
-	if json.Unmarshal(reportJSON, &r) != nil {
-		return nil, ""
-	}
-	rows := make([]BalanceRow, len(r.Workers))
-	for i, w := range r.Workers {
+// routerRows builds the router table: the requests each worker got and
+// their share, and the router's estimated overlap beside the prefix reuse
+// obtained (empty for routers that estimate none).
+func routerRows(workers []workerShare, sum map[string]float64) ([]BalanceRow, string) {
+	rows := make([]BalanceRow, len(workers))
+	for i, w := range workers {
 		rows[i] = BalanceRow{strconv.Itoa(w.Worker), strconv.Itoa(w.Requests), strconv.FormatFloat(w.Share*100, 'f', 1, 64) + " %"}
 	}
 	overlap := ""

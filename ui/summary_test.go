@@ -8,7 +8,7 @@ import (
 // An undefined summary value (null) shows as "—", never as 0, and is not
 // compared with the previous run.
 func TestSummaryNullIsUndefined(t *testing.T) {
-	s, err := parseSummary([]byte(`{"summary": {"request_throughput_rps": null, "mean_ttft_ms": null, "num_requests": 3}}`))
+	s, _, err := parseReport([]byte(`{"summary": {"request_throughput_rps": null, "mean_ttft_ms": null, "num_requests": 3}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,12 +29,15 @@ func TestSummaryNullIsUndefined(t *testing.T) {
 // The router table: each worker's requests and share; the estimated
 // overlap beside the reuse obtained only for routers that estimate.
 func TestRouterRows(t *testing.T) {
-	js := []byte(`{"summary": {}, "workers": [{"worker": 0, "requests": 3, "request_share": 0.75}, {"worker": 1, "requests": 1, "request_share": 0.25}]}`)
-	rows, overlap := routerRows(js, map[string]float64{"router_estimated_overlap_ratio": 0.2, "prefix_cache_reused_ratio": 0.19})
+	_, workers, err := parseReport([]byte(`{"summary": {}, "workers": [{"worker": 0, "requests": 3, "request_share": 0.75}, {"worker": 1, "requests": 1, "request_share": 0.25}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, overlap := routerRows(workers, map[string]float64{"router_estimated_overlap_ratio": 0.2, "prefix_cache_reused_ratio": 0.19})
 	if len(rows) != 2 || rows[0] != (BalanceRow{"0", "3", "75.0 %"}) || overlap != "estimated overlap 20.0 % of prompt tokens, reuse obtained 19.0 %" {
 		t.Fatalf("rows %v overlap %q", rows, overlap)
 	}
-	if _, o := routerRows(js, map[string]float64{"router_estimated_overlap_ratio": math.NaN()}); o != "" {
+	if _, o := routerRows(workers, map[string]float64{"router_estimated_overlap_ratio": math.NaN()}); o != "" {
 		t.Fatalf("round robin: %q", o)
 	}
 }
