@@ -74,3 +74,16 @@ func benchTrace(b *testing.B, rel, cfg string) {
 func BenchmarkConversationTraceBlock64(b *testing.B) {
 	benchTrace(b, "mooncake/conversation_trace.jsonl", "engine: {workers: {aggregated: {parallelism: {replicas: 8}, kv_cache: {capacity: {blocks: 16384}}, timing: {type: polynomial}}}}")
 }
+
+// BenchmarkConversationTraceKVRouter is the headline replay behind the KV
+// router (indexer fed by KV events, cost over every worker); compare it with
+// BenchmarkConversationTrace (round robin): issue 12 allows at most 1.5×.
+func BenchmarkConversationTraceKVRouter(b *testing.B) {
+	benchTrace(b, "mooncake/conversation_trace.jsonl", benchConfig+"router: {policy: kv_router}\n")
+}
+
+// BenchmarkConversationTraceKVRouterApprox is the same without KV events
+// (the router remembers its own placements).
+func BenchmarkConversationTraceKVRouterApprox(b *testing.B) {
+	benchTrace(b, "mooncake/conversation_trace.jsonl", benchConfig+"router: {policy: kv_router, kv: {use_kv_events: false}}\n")
+}
