@@ -54,6 +54,7 @@ func TestErrorsNamePaths(t *testing.T) {
 		{"unknown nested key", "engine:\n  workers:\n    aggregated:\n      schedular: {}\n", nil, "c.yaml:4: engine.workers.aggregated.schedular: unknown key"},
 		{"wrong type", "engine:\n  workers:\n    aggregated:\n      parallelism: {replicas: many}\n", nil, "c.yaml:4: engine.workers.aggregated.parallelism.replicas: must be an integer"},
 		{"zero workers", "engine: {workers: {aggregated: {parallelism: {replicas: 0}}}}", nil, "c.yaml:1: engine.workers.aggregated.parallelism.replicas: must be ≥ 1, got 0"},
+		{"negative router knob", "router:\n  policy: kv_router\n  kv: {overlap_score_credit_decay: -1}\n", nil, "c.yaml:3: router.kv.overlap_score_credit_decay: must be ≥ 0, got -1"},
 		{"block size 1", "engine: {workers: {aggregated: {kv_cache: {block_size: 1}}}}", nil, "c.yaml:1: engine.workers.aggregated.kv_cache.block_size: must be ≥ 2 for vllm, got 1"},
 		{"engine check line", "engine:\n  workers:\n    aggregated:\n      scheduler:\n        max_sequences: -1\n", nil, "c.yaml:5: engine.workers.aggregated.scheduler.max_sequences: must be ≥ 0 (0 = unbounded), got -1"},
 		{"list item line", "engine:\n  speculation:\n    kind: mtp\n    num_speculative_tokens: 2\n    acceptance_rates:\n      - 0.5\n      - 2\n", nil, "c.yaml:7: engine.speculation.acceptance_rates[1]: must be a finite number in [0, 1], got 2"},

@@ -44,6 +44,20 @@ func (c *Config) Validate() error {
 	if t.Load.Type != "" {
 		checks = append(checks, oneOf("traffic.load.type", t.Load.Type, "trace_timestamps", "concurrency", "poisson", "constant_rate"))
 	}
+	for _, k := range []struct {
+		path string
+		v    float64
+	}{
+		{"router.overlap_score_credit", c.Router.OverlapScoreCredit},
+		{"router.prefill_load_scale", c.Router.PrefillLoadScale},
+		{"router.temperature", c.Router.Temperature},
+		{"router.kv.overlap_score_credit_decay", c.Router.KV.OverlapScoreCreditDecay},
+		{"router.kv.decode_active_request_weight", c.Router.KV.DecodeActiveRequestWeight},
+	} {
+		if k.v < 0 {
+			checks = append(checks, fmt.Errorf("%s: must be ≥ 0, got %v", k.path, k.v))
+		}
+	}
 	for _, err := range checks {
 		if err != nil {
 			return err
@@ -92,10 +106,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("planner.policy: the planner is not simulated yet; use disabled")
 	case c.Router.PrefillLoadModel.Type != "none" && c.Router.PrefillLoadModel.Type != "aic":
 		return fmt.Errorf("router.prefill_load_model.type: must be one of none, aic, got %q", c.Router.PrefillLoadModel.Type)
-	case c.Router.OverlapScoreCredit < 0 || c.Router.PrefillLoadScale < 0 || c.Router.Temperature < 0:
-		return fmt.Errorf("router: overlap_score_credit, prefill_load_scale and temperature must be ≥ 0")
-	case c.Router.KV.OverlapScoreCreditDecay < 0 || c.Router.KV.DecodeActiveRequestWeight < 0:
-		return fmt.Errorf("router.kv: overlap_score_credit_decay and decode_active_request_weight must be ≥ 0")
 	case c.Router.KV.Queue.Threshold < 0 || c.Router.KV.Queue.Threshold > 1e6:
 		return fmt.Errorf("router.kv.queue.threshold: must be in [0, 1e6] (0: no queue), got %v", c.Router.KV.Queue.Threshold)
 	case !(c.Router.KV.TTLSeconds > 0) || c.Router.KV.TTLSeconds > 1e6:
