@@ -65,6 +65,9 @@ func (r Reason) String() string {
 type Handoff struct {
 	KVBytesPerToken float64
 	BandwidthGBps   float64 // 10^9 bytes/s; 0 disables the delay
+	// Hold keeps a finished request's KV until Release (the coordinated
+	// bootstrap path: the source holds until the destination has it).
+	Hold bool
 }
 
 // delayMs is the transfer time of tokens prompt tokens.
@@ -98,6 +101,8 @@ type Metrics struct {
 	ActiveBlocks     int
 	TotalBlocks      int
 	Preemptions      int // cumulative; includes SGLang retractions
+	Holds            int // finished prefills holding their KV (disaggregation)
+	Reserved         int // reservations granted or pending (disaggregation)
 	Counters             // cumulative
 }
 
@@ -133,6 +138,7 @@ type Pass struct {
 	Signals    []Signal
 	Admissions []Admission
 	Events     []kv.Event
+	Reserved   []Reservation // reservations granted at the pass start
 	FPM        FPM
 	Metrics    Metrics
 	Counters   Counters // this pass only
@@ -191,6 +197,10 @@ type Config struct {
 	Spec             Speculation  // speculative decoding (NextN 0: off)
 	SGLang           SGLangConfig // SGLang core knobs (page size = BlockSize)
 	Prefill          *Handoff     // non-nil: a disaggregated prefill worker
+	// Decode makes a disaggregated decode worker: prompts arrive with their
+	// KV (Reserve, Activate) and recomputing one after a preemption is
+	// free (spec §7.3).
+	Decode bool
 }
 
 // FieldError is a failed check of one engine setting. Field is the
@@ -359,6 +369,11 @@ type Core struct {
 	spec        *sampler // nil without speculation
 	counters    Counters // cumulative
 
+	// disaggregation (handoff.go): reservations waiting for room, granted
+	// ones waiting for their KV, and finished prefills holding theirs
+	pending         deque[*seq]
+	reserved, holds []*seq
+
 	// per-pass state
 	budget      int
 	preempted   bool
@@ -413,6 +428,13 @@ type Rank interface {
 	Empty() bool
 	// Metrics returns the rank's load and cumulative counters.
 	Metrics() Metrics
+
+	// Disaggregation (handoff.go): a decode worker's reservations and
+	// activations, a prefill worker's holds.
+	Reserve(Request) (Reason, error)
+	Activate(id uint64) bool
+	Release(id uint64) bool
+	Cancel(id uint64) bool
 }
 
 var (
@@ -431,8 +453,9 @@ func NewRank(cfg Config) (Rank, error) {
 // Config returns the core's config.
 func (c *Core) Config() Config { return c.cfg }
 
-// Empty reports whether the core holds no requests.
-func (c *Core) Empty() bool { return c.live == 0 }
+// Empty reports whether the core holds no requests, no source holds and
+// no reservations.
+func (c *Core) Empty() bool { return c.live == 0 && len(c.holds) == 0 }
 
 // Len is the number of requests the core holds.
 func (c *Core) Len() int { return c.live }
@@ -440,8 +463,19 @@ func (c *Core) Len() int { return c.live }
 // Submit enqueues a request at the tail of the waiting queue. Request ids
 // must be unique among the requests the core holds.
 func (c *Core) Submit(r Request) error {
+	s, err := c.initSeq(r)
+	if err != nil {
+		return err
+	}
+	c.live++
+	c.waiting.pushBack(s)
+	return nil
+}
+
+// initSeq returns the state of a new request.
+func (c *Core) initSeq(r Request) (*seq, error) {
 	if r.MaxOutput < 0 {
-		return fmt.Errorf("request %d: max output must be ≥ 0, got %d", r.ID, r.MaxOutput)
+		return nil, fmt.Errorf("request %d: max output must be ≥ 0, got %d", r.ID, r.MaxOutput)
 	}
 	s := c.newSeq()
 	s.id, s.promptLen, s.maxOutput, s.length = r.ID, len(r.Prompt), r.MaxOutput, len(r.Prompt)
@@ -463,9 +497,7 @@ func (c *Core) Submit(r Request) error {
 		}
 		s.hasher.Add(r.Prompt, s.addHash)
 	}
-	c.live++
-	c.waiting.pushBack(s)
-	return nil
+	return s, nil
 }
 
 func (s *seq) addHash(local, sh uint64) {
@@ -476,11 +508,13 @@ func (s *seq) addHash(local, sh uint64) {
 // Metrics returns the core's current load.
 func (c *Core) Metrics() Metrics {
 	return Metrics{
-		Running:      len(c.running),
-		Waiting:      c.waiting.len(),
+		Running:      len(c.running) + len(c.reserved),
+		Waiting:      c.waiting.len() + c.pending.len(),
 		ActiveBlocks: c.kv.Pool.Active(),
 		TotalBlocks:  c.cfg.NumBlocks,
 		Preemptions:  c.preemptions,
+		Holds:        len(c.holds),
+		Reserved:     c.pending.len() + len(c.reserved),
 		Counters:     c.counters,
 	}
 }

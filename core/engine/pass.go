@@ -23,7 +23,7 @@ type cost struct{ cached, activeCached int }
 func (c *Core) Step(now timing.Time) *Pass {
 	c.passID++
 	p := &c.pass
-	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0]}
+	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0], Reserved: p.Reserved[:0]}
 	c.tokens, c.rejected, c.ready = c.tokens[:0], c.rejected[:0], c.ready[:0]
 	c.batchCount, c.batchISL, c.batchPrefix = 0, 0, 0
 	c.fpmPrefill, c.fpmDecode = welford{}, welford{}
@@ -31,6 +31,11 @@ func (c *Core) Step(now timing.Time) *Pass {
 	c.budget = c.cfg.MaxBatchedTokens
 	if c.budget == 0 {
 		c.budget = math.MaxInt
+	}
+
+	// Transferred prompts reserve their room before anything else runs.
+	if c.pending.len() > 0 {
+		c.grantReservations()
 	}
 
 	// Running requests first, in admission order.
@@ -80,7 +85,10 @@ func (c *Core) Step(now timing.Time) *Pass {
 	// Emission first: a speculative reservation may preempt a request
 	// scheduled in this pass and so change the prefill batch.
 	decode := c.emit()
-	prefill := c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
+	var prefill timing.Time
+	if !c.cfg.Decode { // a decode worker's prompts arrive computed: recompute is free
+		prefill = c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
+	}
 	p.Signals = append(p.Signals, c.tokens...)
 	p.Signals = append(p.Signals, c.rejected...)
 	p.End = now + min(prefill+decode, timing.Horizon) // saturated: the replay stops at the horizon
@@ -94,7 +102,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 	// re-admits from the front of the queue, so the worker is not stuck.
 	// So did one that computed tokens but no prompt tokens (a readmitted
 	// request recomputing its generated ones: free under the timing model).
-	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 || c.preempted || c.worked {
+	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 || c.preempted || c.worked || len(p.Reserved) > 0 {
 		p.Busy = true
 	}
 	c.free = append(c.free, c.dead...)
@@ -461,8 +469,12 @@ func (c *Core) firstSignal(s *seq) int {
 
 func (c *Core) finish(s *seq) {
 	s.done = true
-	c.kv.Release(&s.lease)
 	c.live--
+	if h := c.cfg.Prefill; h != nil && h.Hold {
+		c.holds = append(c.holds, s) // the source keeps its KV until Release
+		return
+	}
+	c.kv.Release(&s.lease)
 	c.retire(s)
 }
 
@@ -540,6 +552,18 @@ func (d *deque[T]) popFront() T {
 		d.buf, d.head = d.buf[:n], 0
 	}
 	return s
+}
+
+// remove deletes the item at i (O(n): for rare cancellations).
+func (d *deque[T]) remove(i int) {
+	var zero T
+	i += d.head
+	copy(d.buf[i:], d.buf[i+1:])
+	d.buf[len(d.buf)-1] = zero
+	d.buf = d.buf[:len(d.buf)-1]
+	if d.head == len(d.buf) {
+		d.buf, d.head = d.buf[:0], 0
+	}
 }
 
 func (d *deque[T]) pushFront(s T) {

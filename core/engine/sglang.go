@@ -117,6 +117,10 @@ type SGLangCore struct {
 	running []*sgReq
 	live    int
 
+	// disaggregation (sglang_handoff.go), as in Core
+	pending         deque[*sgReq]
+	reserved, holds []*sgReq
+
 	ratio, initRatio, minRatio, decay float64
 	preemptions                       int
 	counters                          Counters
@@ -167,12 +171,23 @@ func NewSGLang(cfg Config) (*SGLangCore, error) {
 func (c *SGLangCore) Config() Config { return c.cfg }
 
 // Empty implements Rank.
-func (c *SGLangCore) Empty() bool { return c.live == 0 }
+func (c *SGLangCore) Empty() bool { return c.live == 0 && len(c.holds) == 0 }
 
 // Submit implements Rank.
 func (c *SGLangCore) Submit(q Request) error {
+	r, err := c.initReq(q)
+	if err != nil {
+		return err
+	}
+	c.live++
+	c.waiting.pushBack(r)
+	return nil
+}
+
+// initReq returns the state of a new request.
+func (c *SGLangCore) initReq(q Request) (*sgReq, error) {
 	if q.MaxOutput < 0 {
-		return fmt.Errorf("request %d: max output must be ≥ 0, got %d", q.ID, q.MaxOutput)
+		return nil, fmt.Errorf("request %d: max output must be ≥ 0, got %d", q.ID, q.MaxOutput)
 	}
 	r := &sgReq{
 		id: q.ID, promptLen: len(q.Prompt), maxOutput: q.MaxOutput, length: len(q.Prompt),
@@ -198,9 +213,7 @@ func (c *SGLangCore) Submit(q Request) error {
 		}
 	}
 	r.partial = append(make([]uint32, 0, c.page), q.Prompt[n*c.page:]...)
-	c.live++
-	c.waiting.pushBack(r)
-	return nil
+	return r, nil
 }
 
 // addPage appends the identity of a full page of r's sequence: the local
@@ -232,11 +245,13 @@ func (c *SGLangCore) addPage(r *sgReq, toks []uint32) {
 // count as used: active = pages not free.
 func (c *SGLangCore) Metrics() Metrics {
 	return Metrics{
-		Running:      len(c.running),
-		Waiting:      c.waiting.len(),
+		Running:      len(c.running) + len(c.reserved),
+		Waiting:      c.waiting.len() + c.pending.len(),
 		ActiveBlocks: c.total - c.pool.Available(),
 		TotalBlocks:  c.total,
 		Preemptions:  c.preemptions,
+		Holds:        len(c.holds),
+		Reserved:     c.pending.len() + len(c.reserved),
 		Counters:     c.counters,
 	}
 }
@@ -285,9 +300,12 @@ func (c *SGLangCore) WaitingIDs() []uint64 {
 // Step implements Rank: one SGLang pass (spec §3.4).
 func (c *SGLangCore) Step(now timing.Time) *Pass {
 	p := &c.pass
-	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0]}
+	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0], Reserved: p.Reserved[:0]}
 	c.batch, c.retracted = c.batch[:0], c.retracted[:0]
 	c.prefill, c.decodeW = welford{}, welford{}
+	if c.pending.len() > 0 {
+		c.grantReservations()
+	}
 
 	if c.sg.Schedule == LPM {
 		c.sortLPM()
@@ -297,7 +315,7 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 		c.ratio = c.initRatio
 	}
 	var prefill timing.Time
-	if n := len(c.batch); n > 0 {
+	if n := len(c.batch); n > 0 && !c.cfg.Decode { // a decode worker's recompute is free
 		sumEnd, sumPrefix := 0, 0
 		for _, r := range c.batch {
 			sumEnd += r.materialized
@@ -348,7 +366,7 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	f.WallTimeSecs = (p.End - now).Ms() / 1000
 	c.counters.add(p.Counters)
 	p.Metrics = c.Metrics()
-	p.Busy = p.Busy || len(p.Signals) > 0 || len(c.batch) > 0 || len(c.retracted) > 0 || decode > 0
+	p.Busy = p.Busy || len(p.Signals) > 0 || len(c.batch) > 0 || len(c.retracted) > 0 || decode > 0 || len(p.Reserved) > 0
 	return p
 }
 
@@ -707,7 +725,11 @@ func (c *SGLangCore) decode() timing.Time {
 				r.partial = r.partial[:0]
 			}
 			done = r.generated >= r.maxOutput
-			p.Signals = append(p.Signals, Signal{ID: r.id, Token: tok, HasToken: true, Completed: done, Cached: c.firstSignal(r)})
+			sig := Signal{ID: r.id, Token: tok, HasToken: true, Completed: done, Cached: c.firstSignal(r)}
+			if h := c.cfg.Prefill; h != nil && done {
+				sig.HandoffMs = h.delayMs(r.promptLen)
+			}
+			p.Signals = append(p.Signals, sig)
 			if done {
 				break
 			}
@@ -757,9 +779,13 @@ func (c *SGLangCore) retract(r *sgReq) {
 // its trailing partial page and unlocks its path (spec §3.8).
 func (c *SGLangCore) finish(r *sgReq) {
 	c.cacheUpTo(r, min(len(r.keys), r.materialized/c.page))
-	c.release(r, r.cached)
 	r.done = true
 	c.live--
+	if h := c.cfg.Prefill; h != nil && h.Hold {
+		c.holds = append(c.holds, r) // locked and unevictable until Release
+		return
+	}
+	c.release(r, r.cached)
 }
 
 func (c *SGLangCore) firstSignal(r *sgReq) int {

@@ -52,7 +52,7 @@ func (w *Worker) Step(now timing.Time) *Pass {
 		return w.Ranks[0].Step(now)
 	}
 	m := &w.pass
-	*m = Pass{Start: now, End: now, Signals: m.Signals[:0], Admissions: m.Admissions[:0], Events: m.Events[:0]}
+	*m = Pass{Start: now, End: now, Signals: m.Signals[:0], Admissions: m.Admissions[:0], Events: m.Events[:0], Reserved: m.Reserved[:0]}
 	for _, c := range w.Ranks {
 		if c.Empty() {
 			continue
@@ -62,6 +62,7 @@ func (w *Worker) Step(now timing.Time) *Pass {
 		m.Signals = append(m.Signals, p.Signals...)
 		m.Admissions = append(m.Admissions, p.Admissions...)
 		m.Events = append(m.Events, p.Events...)
+		m.Reserved = append(m.Reserved, p.Reserved...)
 		m.Busy = m.Busy || p.Busy
 		m.Counters.add(p.Counters)
 	}
@@ -79,6 +80,8 @@ func (w *Worker) Metrics() Metrics {
 		m.ActiveBlocks += r.ActiveBlocks
 		m.TotalBlocks += r.TotalBlocks
 		m.Preemptions += r.Preemptions
+		m.Holds += r.Holds
+		m.Reserved += r.Reserved
 		m.Counters.add(r.Counters)
 	}
 	return m
