@@ -68,8 +68,29 @@ type Engine struct {
 	Model    string  `yaml:"model" json:"model"`       // catalog name or HF config.json path
 	Hardware string  `yaml:"hardware" json:"hardware"` // catalog name
 	Workers  Workers `yaml:"workers" json:"workers"`
+	// KVTransfer is the prefill→decode handoff (disaggregated mode only).
+	KVTransfer KVTransfer `yaml:"kv_transfer" json:"kv_transfer"`
 
 	Speculation Speculation `yaml:"speculation" json:"speculation"` // engines.go
+}
+
+// KVTransfer configures the prefill→decode KV handoff (spec §7).
+type KVTransfer struct {
+	// Handoff is the path: bootstrap (coordinated: the source holds its KV
+	// until the destination reserved room and the transfer ended; vLLM
+	// source-first, SGLang destination-first) or direct (prefill completes,
+	// then decode is dispatched after the full-prompt delay).
+	Handoff string `yaml:"handoff" json:"handoff"`
+	// BytesPerToken is "auto" (the model's KV footprint in its KV dtype)
+	// or a number.
+	BytesPerToken string `yaml:"bytes_per_token" json:"bytes_per_token"`
+	// BandwidthGBps is the per-request line rate in 10^9 bytes/s; null or
+	// 0 disables the delay.
+	BandwidthGBps *float64 `yaml:"bandwidth_gb_per_second" json:"bandwidth_gb_per_second"`
+	// TimingMode: destination_missing charges the prompt blocks the
+	// destination lacks, full_prompt the whole prompt (the direct path
+	// always charges the full prompt).
+	TimingMode string `yaml:"timing_mode" json:"timing_mode"`
 }
 
 // Workers holds one role per worker kind.
@@ -81,6 +102,7 @@ type Workers struct {
 
 // Role configures the workers of one kind.
 type Role struct {
+	Hardware       string      `yaml:"hardware" json:"hardware"` // GPU catalog name; "" = engine.hardware
 	Parallelism    Parallelism `yaml:"parallelism" json:"parallelism"`
 	Scheduler      Scheduler   `yaml:"scheduler" json:"scheduler"`
 	KVCache        KVCache     `yaml:"kv_cache" json:"kv_cache"`
@@ -207,6 +229,7 @@ func Default() Config {
 		Engine: Engine{
 			Mode: "aggregated", Backend: "vllm", Model: "llama-3.1-8b", Hardware: "h100_sxm",
 			Workers:     Workers{Aggregated: role(engine.DefaultMaxSeqs), Prefill: role(1), Decode: role(engine.DefaultMaxSeqs)},
+			KVTransfer:  KVTransfer{Handoff: "bootstrap", BytesPerToken: "auto", TimingMode: "destination_missing"},
 			Speculation: DefaultSpeculation(),
 		},
 		Router: Router{Policy: "round_robin", OverlapScoreCredit: 1, PrefillLoadScale: 1,
@@ -252,6 +275,9 @@ func Parse(name string, data []byte, sets []string) (Config, error) {
 	for _, r := range []*Role{&cfg.Engine.Workers.Aggregated, &cfg.Engine.Workers.Prefill, &cfg.Engine.Workers.Decode} {
 		r.resolve()
 	}
+	if err := modeKeys(name, root, cfg.Engine.Mode); err != nil {
+		return cfg, err
+	}
 	if err := cfg.Validate(); err != nil {
 		path, _, _ := strings.Cut(err.Error(), ": ")
 		if line := nodeLine(root, path); line > 0 {
@@ -263,6 +289,53 @@ func Parse(name string, data []byte, sets []string) (Config, error) {
 		return cfg, fmt.Errorf("%s: %w", name, err)
 	}
 	return cfg, nil
+}
+
+// modeKeys rejects worker sections the mode does not use: aggregated
+// workers in disaggregated mode, prefill/decode workers or kv_transfer in
+// aggregated mode (spec §8.1: the two are mutually exclusive).
+func modeKeys(name string, root *yaml.Node, mode string) error {
+	unused := []string{"engine.workers.prefill", "engine.workers.decode", "engine.kv_transfer"}
+	use := "engine.workers.aggregated"
+	if mode == "disaggregated" {
+		unused, use = []string{"engine.workers.aggregated"}, "engine.workers.prefill and engine.workers.decode"
+	}
+	for _, path := range unused {
+		k := keyNode(root, path)
+		if k == nil {
+			continue
+		}
+		where := "--set " + path
+		if k.Line > 0 {
+			where = fmt.Sprintf("%s:%d: %s", name, k.Line, path)
+		}
+		return fmt.Errorf("%s: not used with engine.mode %s; configure %s", where, mode, use)
+	}
+	return nil
+}
+
+// keyNode is the key node of path ("a.b.c") in the YAML tree, nil if absent.
+func keyNode(n *yaml.Node, path string) *yaml.Node {
+	var key *yaml.Node
+	for _, k := range strings.Split(path, ".") {
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				key, next = n.Content[i], n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	return key
 }
 
 // fromSet reports whether path was given, or is below a value given, by
@@ -346,6 +419,11 @@ func check(name string, n *yaml.Node, t reflect.Type, path string) error {
 		return "--set " + path // only --set values have no line
 	}
 	switch t.Kind() {
+	case reflect.Pointer: // an optional value: null or the element
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return nil
+		}
+		return check(name, n, t.Elem(), path)
 	case reflect.Struct:
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 			return nil

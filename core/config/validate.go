@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/engine"
@@ -100,8 +101,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("traffic.stop.max_virtual_time_seconds: must be ≥ 0, got %v", t.Stop.MaxVirtualTimeSeconds)
 	case c.Engine.Mode == "disaggregated" && c.Engine.Backend == "trtllm":
 		return fmt.Errorf("engine.mode: disaggregated serving is not supported with backend trtllm (GUARANTEED_NO_EVICT cannot take over a transferred prompt); use mode aggregated, or backend vllm or sglang")
-	case c.Engine.Mode == "disaggregated":
-		return fmt.Errorf("engine.mode: disaggregated is not simulated yet; use aggregated")
 	case c.Planner.Policy == "enabled":
 		return fmt.Errorf("planner.policy: the planner is not simulated yet; use disabled")
 	case c.Router.PrefillLoadModel.Type != "none" && c.Router.PrefillLoadModel.Type != "aic":
@@ -125,7 +124,48 @@ func (c *Config) Validate() error {
 	if err := c.Engine.Speculation.validate(); err != nil {
 		return err
 	}
+	if c.Engine.Mode == "disaggregated" {
+		if err := c.Engine.KVTransfer.validate(); err != nil {
+			return err
+		}
+		if err := c.validateRole("engine.workers.prefill", &c.Engine.Workers.Prefill); err != nil {
+			return err
+		}
+		return c.validateRole("engine.workers.decode", &c.Engine.Workers.Decode)
+	}
 	return c.validateRole("engine.workers.aggregated", &c.Engine.Workers.Aggregated)
+}
+
+// MaxTransferBandwidth bounds kv_transfer.bandwidth_gb_per_second (1 PB/s).
+const MaxTransferBandwidth = 1e6
+
+func (k *KVTransfer) validate() error {
+	const p = "engine.kv_transfer"
+	if err := oneOf(p+".handoff", k.Handoff, "bootstrap", "direct"); err != nil {
+		return err
+	}
+	if err := oneOf(p+".timing_mode", k.TimingMode, "destination_missing", "full_prompt"); err != nil {
+		return err
+	}
+	if bw := k.BandwidthGBps; bw != nil && !(*bw >= 0 && *bw <= MaxTransferBandwidth) {
+		return fmt.Errorf("%s.bandwidth_gb_per_second: must be null or in [0, %g] (0: no delay), got %v", p, MaxTransferBandwidth, *bw)
+	}
+	if _, err := k.BytesPerTokenValue(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// BytesPerTokenValue is bytes_per_token as a number; 0 means auto.
+func (k *KVTransfer) BytesPerTokenValue() (float64, error) {
+	if k.BytesPerToken == "auto" {
+		return 0, nil
+	}
+	v, err := strconv.ParseFloat(k.BytesPerToken, 64)
+	if err != nil || !(v > 0 && v <= 1<<40) {
+		return 0, fmt.Errorf("engine.kv_transfer.bytes_per_token: must be auto or a number in (0, 2^40], got %q", k.BytesPerToken)
+	}
+	return v, nil
 }
 
 // enginePaths maps an engine.FieldError field to its path below a role

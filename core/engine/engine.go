@@ -70,8 +70,9 @@ type Handoff struct {
 	Hold bool
 }
 
-// delayMs is the transfer time of tokens prompt tokens.
-func (h *Handoff) delayMs(tokens int) float64 {
+// DelayMs is the line-rate transfer time of tokens prompt tokens (spec
+// §7.2): no contention, 0 without a bandwidth.
+func (h *Handoff) DelayMs(tokens int) float64 {
 	if h.BandwidthGBps <= 0 {
 		return 0
 	}

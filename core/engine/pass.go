@@ -352,7 +352,7 @@ func (c *Core) emit() timing.Time {
 			s.length++
 			s.generated++
 			c.tokens = append(c.tokens, Signal{ID: s.id, Token: tok, HasToken: true, Completed: true,
-				Cached: c.firstSignal(s), HandoffMs: h.delayMs(s.promptLen)})
+				Cached: c.firstSignal(s), HandoffMs: h.DelayMs(s.promptLen)})
 			c.finish(s)
 		}
 		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })

@@ -727,7 +727,7 @@ func (c *SGLangCore) decode() timing.Time {
 			done = r.generated >= r.maxOutput
 			sig := Signal{ID: r.id, Token: tok, HasToken: true, Completed: done, Cached: c.firstSignal(r)}
 			if h := c.cfg.Prefill; h != nil && done {
-				sig.HandoffMs = h.delayMs(r.promptLen)
+				sig.HandoffMs = h.DelayMs(r.promptLen)
 			}
 			p.Signals = append(p.Signals, sig)
 			if done {

@@ -47,6 +47,10 @@ type Options struct {
 	// request of the workload runs they are checked before the replay, else
 	// as the requests are released.
 	MaxPromptTokens, MaxOutputTokens int
+
+	// Transfer makes the replay disaggregated: pools are prefill then
+	// decode (disagg.go). Nil: one aggregated pool.
+	Transfer *Transfer
 }
 
 // ErrCanceled is returned when Progress asks to stop.
@@ -105,6 +109,8 @@ type Loop struct {
 	col      *report.Collector
 	reqs     []reqInfo
 	waiting  []uint64 // ids of the requests the router holds, in arrival order
+	xfer     *Transfer
+	xs       []xstate // disaggregated: handoff state by id − 1
 	released int
 	passes   int
 	steps    int
@@ -135,7 +141,10 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	if len(pools) == 0 || len(pools[0].Workers) == 0 {
 		return nil, fmt.Errorf("replay: no workers")
 	}
-	l := &Loop{wl: wl, opt: opt, arr: newArrivals(wl, opt.Load, opt.Seed)}
+	l := &Loop{wl: wl, opt: opt, arr: newArrivals(wl, opt.Load, opt.Seed), xfer: opt.Transfer}
+	if l.xfer != nil && (len(pools) != 2 || len(pools[decodePool].Workers) == 0) {
+		return nil, fmt.Errorf("replay: a disaggregated replay needs a prefill and a decode pool")
+	}
 	l.total = wl.Requests()
 	if opt.MaxRequests > 0 {
 		l.total = min(l.total, opt.MaxRequests)
@@ -167,6 +176,9 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	}
 	l.col = report.NewCollector(l.total, len(l.ws), opt.Capture)
 	l.reqs = make([]reqInfo, 0, l.total)
+	if l.xfer != nil {
+		l.xs = make([]xstate, 0, l.total)
+	}
 	return l, nil
 }
 
@@ -246,7 +258,6 @@ func (l *Loop) Report() (*report.Report, error) {
 		}
 	}
 	stats := make([]report.WorkerStats, len(l.ws))
-	gpus := 0
 	for i := range l.ws {
 		stats[i] = l.ws[i].stats
 		stats[i].Worker = i
@@ -256,11 +267,15 @@ func (l *Loop) Report() (*report.Report, error) {
 		stats[i].Retractions = m.Retractions
 		stats[i].CacheHitTokens, stats[i].CacheTokens = m.CacheHitTokens, m.CacheTotalTokens
 		stats[i].AcceptedTokens, stats[i].DecodeForwards = m.AcceptedTokens, m.DecodeForwards
-		gpus = max(gpus, l.pools[l.ws[i].pool].GPUs)
 	}
-	return report.Build(l.col, report.RunInfo{
-		Workers: stats, GPUsPerWorker: gpus, ClockEnd: l.now, SLA: l.opt.SLA, StopReason: l.stop,
-	}), nil
+	info := report.RunInfo{Workers: stats, ClockEnd: l.now, SLA: l.opt.SLA, StopReason: l.stop}
+	for _, p := range l.pools {
+		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Workers: p.Workers(), GPUsPerWorker: p.GPUs})
+	}
+	if l.xfer != nil {
+		info.Transfer = l.xfer.info()
+	}
+	return report.Build(l.col, info), nil
 }
 
 // settle applies everything due at l.now until nothing changes, in the
@@ -271,10 +286,18 @@ func (l *Loop) settle() error {
 		changed := false
 		for l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind < Arrival {
 			e := l.q.pop()
-			if e.kind != PassEnd {
-				return fmt.Errorf("replay: event kind %d has no handler", e.kind)
+			var err error
+			switch e.kind {
+			case PassEnd:
+				err = l.apply(int(e.worker))
+			case TransferDone:
+				err = l.transferDone(e.req)
+			default:
+				err = fmt.Errorf("replay: event kind %d has no handler", e.kind)
 			}
-			l.apply(int(e.worker))
+			if err != nil {
+				return err
+			}
 			changed = true
 		}
 		if len(l.waiting) > 0 {
@@ -314,11 +337,21 @@ func (l *Loop) settle() error {
 			st.inflight = p
 			st.busy = true
 			st.since = 0
+			if len(p.Reserved) > 0 {
+				// Reservations are decisions of the pass start: the
+				// handoff goes on now, not at the pass end.
+				if err := l.reserved(p.Reserved); err != nil {
+					return err
+				}
+				changed = true
+			}
 			if p.End == l.now {
 				if !p.Busy {
 					st.stalled = true // nothing can change until new work arrives
 				}
-				l.apply(i)
+				if err := l.apply(i); err != nil {
+					return err
+				}
 				changed = changed || p.Busy
 				continue
 			}
@@ -337,7 +370,7 @@ func (l *Loop) settle() error {
 
 // apply makes worker i's finished pass visible: KV events to its router,
 // then its signals in order.
-func (l *Loop) apply(i int) {
+func (l *Loop) apply(i int) error {
 	st := &l.ws[i]
 	p := st.inflight
 	st.busy, st.inflight = false, nil
@@ -347,10 +380,26 @@ func (l *Loop) apply(i int) {
 	if len(p.Events) > 0 {
 		pool.Router.Observe(st.index, p.Events)
 	}
+	role := st.pool
+	if l.xfer == nil {
+		role = -1
+	}
 	for _, a := range p.Admissions {
+		if role == decodePool {
+			// The prompt was computed on prefill; what the decode side
+			// had cached (direct path) is reported apart.
+			l.col.DecodeReuse(a.ID, a.Reused)
+			continue
+		}
 		l.col.Admit(a.ID, p.Start, a.Reused)
 	}
 	for _, s := range p.Signals {
+		if role == prefillPool {
+			if err := l.prefillSignal(st, s); err != nil {
+				return err
+			}
+			continue
+		}
 		if s.HasToken {
 			if l.col.Token(s.ID, p.End) == 1 {
 				pool.Router.PrefillDone(s.ID, l.now)
@@ -363,11 +412,17 @@ func (l *Loop) apply(i int) {
 			if s.Rejected {
 				why = s.Reason.String()
 			}
-			l.col.Terminal(s.ID, l.now, why)
 			pool.Router.Finished(s.ID, l.now)
-			l.finished(s.ID)
+			l.terminal(s.ID, why)
 		}
 	}
+	return nil
+}
+
+// terminal ends request id: completed if why is "", else rejected.
+func (l *Loop) terminal(id uint64, why string) {
+	l.col.Terminal(id, l.now, why)
+	l.finished(id)
 }
 
 // finished readies the session's next turn, or frees its slot.
@@ -412,6 +467,9 @@ func (l *Loop) releaseDue() (bool, error) {
 		return false, err
 	}
 	l.reqs = append(l.reqs, reqInfo{session: int32(si), turn: int32(ti), arrival: at})
+	if l.xfer != nil {
+		l.xs = append(l.xs, xstate{})
+	}
 	l.col.Arrive(id, at, t.Input, t.Output)
 	if !l.releasable() {
 		l.q.drop(Arrival) // the cap is reached: no follow-up will be released
@@ -473,15 +531,19 @@ func (l *Loop) place(id uint64) (bool, error) {
 	}
 	w := pool.first + pl.Worker
 	l.col.Route(id, w, pl.Rank, l.now, pl.Overlap)
+	if l.xfer != nil {
+		return true, l.placeDisagg(id, w, pl.Rank)
+	}
 	err := pool.Pool.Workers[pl.Worker].Ranks[pl.Rank].Submit(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: t.Output, Planned: t.Planned})
 	if err != nil {
 		return false, fmt.Errorf("replay: %s worker %d: %w", pool.Name, pl.Worker, err)
 	}
-	st := &l.ws[w]
-	st.seen.Waiting++
-	st.since++
-	st.stalled = false
-	st.held++
-	st.stats.Requests++
+	l.placed(w)
 	return true, nil
+}
+
+// turn is request id's turn of the workload.
+func (l *Loop) turn(id uint64) *workload.Turn {
+	ri := l.reqs[id-1]
+	return &l.wl.Sessions[ri.session].Turns[ri.turn]
 }

@@ -37,6 +37,7 @@ type event struct {
 	kind          Kind
 	worker        int32 // PassEnd: global worker index
 	session, turn int32 // Arrival
+	req           uint64 // TransferDone: the request
 }
 
 // queue is a binary min-heap of events ordered by (at, kind, seq).

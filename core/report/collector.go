@@ -32,6 +32,7 @@ type record struct {
 	reason                    uint8 // Rejected: index into Collector.reasons
 	admitted                  bool
 	gaps                      []timing.Time // ITL gaps until the request ends
+	x                         xfer          // disaggregated serving (disagg.go)
 }
 
 // Collector records the lifecycle of every request of a replay (spec §8.8).
@@ -67,7 +68,7 @@ func (c *Collector) Arrive(id uint64, t timing.Time, input, requested int) {
 	if id != uint64(len(c.recs))+1 {
 		panic("report: request ids must be dense and in arrival order")
 	}
-	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1, overlap: -1})
+	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1, overlap: -1, x: noXfer})
 }
 
 // Route records where and when request id was placed, and the prompt

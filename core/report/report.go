@@ -17,13 +17,15 @@ import (
 
 // Report is the result of one prediction.
 type Report struct {
-	Summary       Summary       `json:"summary"`
-	Outcomes      Outcomes      `json:"outcomes"`
-	Workers       []WorkerStats `json:"workers"`
-	Engine        EngineStats   `json:"engine"`
-	Distributions Distributions `json:"distributions"`
-	TimeSeries    TimeSeries    `json:"timeseries"`
-	Coverage      Coverage      `json:"coverage"`
+	Summary       Summary        `json:"summary"`
+	Outcomes      Outcomes       `json:"outcomes"`
+	Pools         []PoolStats    `json:"pools"`
+	Workers       []WorkerStats  `json:"workers"`
+	KVTransfer    *TransferStats `json:"kv_transfer,omitempty"` // disaggregated runs
+	Engine        EngineStats    `json:"engine"`
+	Distributions Distributions  `json:"distributions"`
+	TimeSeries    TimeSeries     `json:"timeseries"`
+	Coverage      Coverage       `json:"coverage"`
 
 	requests []RequestRecord
 }
@@ -75,8 +77,9 @@ type Outcomes struct {
 // WorkerStats are per-worker counters.
 type WorkerStats struct {
 	Worker          int     `json:"worker"`
+	Pool            string  `json:"pool"` // aggregated | prefill | decode
 	Requests        int     `json:"requests"`
-	RequestShare    float64 `json:"request_share"` // of all requests routed: the router's balance
+	RequestShare    float64 `json:"request_share"` // of the requests routed to its pool: the router's balance
 	OutputTokens    int     `json:"output_tokens"`
 	Passes          int     `json:"passes"`
 	BusyMs          float64 `json:"busy_ms"`
@@ -135,6 +138,16 @@ type RequestRecord struct {
 	RejectionReason       *string  `json:"rejection_reason"`
 	RouterOverlapTokens   *int     `json:"router_overlap_tokens"` // the router's estimate at placement; null if it makes none
 	RouterQueueMs         *float64 `json:"router_queue_ms"`       // held by the router before placement
+
+	// Disaggregated runs only (absent otherwise): worker and dp_rank are
+	// the decode side's.
+	PrefillWorker           *int     `json:"prefill_worker,omitempty"`
+	PrefillDPRank           *int     `json:"prefill_dp_rank,omitempty"`
+	DecodeReusedInputTokens *int     `json:"decode_reused_input_tokens,omitempty"`
+	KVTransferTokens        *int     `json:"kv_transfer_tokens,omitempty"`
+	KVTransferBytes         *float64 `json:"kv_transfer_bytes,omitempty"`
+	KVTransferStartMs       *float64 `json:"kv_transfer_start_ms,omitempty"`
+	KVTransferMs            *float64 `json:"kv_transfer_ms,omitempty"`
 }
 
 // SLA bounds for goodput; zero fields are unset.
@@ -142,11 +155,12 @@ type SLA struct{ TTFTMs, ITLMs, E2EMs float64 }
 
 // RunInfo is what the driver knows beyond the per-request records.
 type RunInfo struct {
-	Workers       []WorkerStats
-	GPUsPerWorker int
-	ClockEnd      timing.Time // virtual time when the replay stopped
-	SLA           SLA
-	StopReason    string // drained | max_virtual_time
+	Workers    []WorkerStats // pool by pool
+	Pools      []PoolInfo
+	Transfer   *TransferInfo // disaggregated runs
+	ClockEnd   timing.Time   // virtual time when the replay stopped
+	SLA        SLA
+	StopReason string // drained | max_virtual_time
 }
 
 // Build renders the report.
@@ -230,7 +244,7 @@ func Build(c *Collector, info RunInfo) *Report {
 		"total_throughput_tok_s":                    float64(inTok+outTok) / durS,
 		"prefill_worker_seconds":                    0,
 		"prefill_gpus_per_worker":                   0,
-		"decode_gpus_per_worker":                    float64(info.GPUsPerWorker),
+		"gpu_hours":                                 0,
 		"processed_tokens":                          float64(inTok + outTok),
 		"processed_tokens_per_s":                    0,
 		"processed_output_tokens_per_s":             0,
@@ -241,17 +255,9 @@ func Build(c *Collector, info RunInfo) *Report {
 		"router_estimated_overlap_ratio": ratio(estimated, estimatedIn),
 		"mean_router_queue_ms":           queueMs / float64(completed),
 	}
-	ws := float64(len(info.Workers)) * info.ClockEnd.Ms() / 1000
-	s["decode_worker_seconds"] = ws
-	s["gpu_hours"] = ws * float64(info.GPUsPerWorker) / 3600
-	routed := 0
-	for _, w := range info.Workers {
-		routed += w.Requests
-	}
-	for i := range r.Workers {
-		if routed > 0 {
-			r.Workers[i].RequestShare = float64(r.Workers[i].Requests) / float64(routed)
-		}
+	buildPools(r, info, s)
+	if info.Transfer != nil {
+		r.KVTransfer = buildTransfer(c, info.Transfer, s)
 	}
 	preempt, hit, tot, acc, fwd := 0, 0, 0, 0, 0
 	for _, w := range info.Workers {
@@ -384,6 +390,7 @@ func (c *Collector) record(q *record, id uint64) RequestRecord {
 		itl := (q.last - q.first).Ms() / float64(q.tokens-1)
 		rr.ITLMs = &itl
 	}
+	q.x.record(&rr)
 	return rr
 }
 

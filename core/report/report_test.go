@@ -29,7 +29,7 @@ func TestH2ITLAndPerUserThroughput(t *testing.T) {
 		c.Token(id, ms(x))
 	}
 	c.Terminal(id, ms(110), "")
-	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 1, ClockEnd: ms(110)}).Summary
+	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 1}}, ClockEnd: ms(110)}).Summary
 	checks := []struct {
 		key       string
 		want, rel float64
@@ -61,7 +61,7 @@ func TestH2ZeroOutputAndGPUHours(t *testing.T) {
 	id := arrive(c, 0, 32, 0)
 	c.Admit(id, ms(5), 8)
 	c.Terminal(id, ms(25), "")
-	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 4, ClockEnd: ms(25)}).Summary
+	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 4}}, ClockEnd: ms(25)}).Summary
 	want := map[string]float64{
 		"completed_requests": 1, "total_input_tokens": 32, "total_output_tokens": 0,
 		"duration_ms": 25, "decode_worker_seconds": 0.025, "gpu_hours": 0.1 / 3600,
@@ -121,7 +121,7 @@ func TestH2Goodput(t *testing.T) {
 			}
 			c.Terminal(id, ms(ts[len(ts)-1]), "")
 		}
-		return Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 1, SLA: sla}).Summary
+		return Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 1}}, SLA: sla}).Summary
 	}
 	s := run(SLA{TTFTMs: 150, ITLMs: 30}, []float64{100, 150, 200}, []float64{100, 120, 140}, []float64{100})
 	if s["goodput_completed_requests"] != 2 || !near(s["goodput_request_throughput_rps"], 10, 1e-12) || !near(s["goodput_output_throughput_tok_s"], 20, 1e-12) {
@@ -177,7 +177,7 @@ func TestSummaryKeysAndTable(t *testing.T) {
 	c.Token(id, ms(1))
 	c.Token(id, ms(2))
 	c.Terminal(id, ms(2), "")
-	r := Build(c, RunInfo{Workers: []WorkerStats{{}}, GPUsPerWorker: 1, ClockEnd: ms(2)})
+	r := Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 1}}, ClockEnd: ms(2)})
 	for _, k := range []string{"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
 		"duration_ms", "wall_time_ms", "request_throughput_rps", "input_throughput_tok_s", "output_throughput_tok_s",
 		"total_throughput_tok_s", "prefill_worker_seconds", "decode_worker_seconds", "prefill_gpus_per_worker",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/handoff"
 	"github.com/dynosim/dynosim-web/core/replay"
 	"github.com/dynosim/dynosim-web/core/report"
 	"github.com/dynosim/dynosim-web/core/router"
@@ -123,14 +124,16 @@ func Prepare(in Inputs) (_ *Prepared, err error) {
 		return nil, err
 	}
 	p.key = sourceKey(&p.cfg)
-	// Resolve the engine once so its errors (an unknown GPU, a bad
+	// Resolve the engines once so their errors (an unknown GPU, a bad
 	// profile) surface here, not in every run.
-	ec, err := engineConfig(&p.cfg, &p.cfg.Engine.Workers.Aggregated, in, p.wl)
-	if err != nil {
-		return nil, err
-	}
-	if err := ec.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: engine.workers.aggregated: %w", p.name, err)
+	for _, r := range roles(&p.cfg) {
+		ec, _, err := engineConfig(&p.cfg, r, in, p.wl)
+		if err != nil {
+			return nil, err
+		}
+		if err := ec.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)
+		}
 	}
 	return p, nil
 }
@@ -188,7 +191,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 	if p.in.Limits.MaxRequests > 0 && total > p.in.Limits.MaxRequests {
 		return nil, fmt.Errorf("%w: %d requests, this service runs at most %d (use the CLI or the page for large runs)", ErrTooLarge, total, p.in.Limits.MaxRequests)
 	}
-	pools, err := p.pools(&cfg, wl)
+	pools, xfer, err := p.pools(&cfg, wl)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +203,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 		Seed:        cfg.Traffic.Load.Seed,
 		Capture:     p.in.CapturePerRequest,
 		SLA:         report.SLA(cfg.Evaluation.SLA),
+		Transfer:    xfer,
 	}
 	opt.MaxPromptTokens, opt.MaxOutputTokens = p.in.Limits.MaxPromptTokens, p.in.Limits.MaxOutputTokens
 	opt.Progress = func(ms float64, done, total int) bool {
@@ -217,50 +221,109 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 	return replay.Run(wl, pools, opt)
 }
 
-// pools builds fresh workers and routers for cfg.
-func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Pool, error) {
-	role := &cfg.Engine.Workers.Aggregated
-	ecfg, err := engineConfig(cfg, role, p.in, wl)
+// pools builds fresh workers and routers for cfg, and the handoff of a
+// disaggregated run.
+func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Pool, *replay.Transfer, error) {
+	var (
+		pools []replay.Pool
+		xfer  *replay.Transfer
+		first int
+	)
+	rt := &cfg.Router
+	for _, r := range roles(cfg) {
+		ecfg, roof, err := engineConfig(cfg, r, p.in, wl)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The KV router reads the KV events the workers publish; nothing
+		// else does, so only it pays for them. Decode routing is
+		// overlap-blind (spec §7.6): decode workers publish none.
+		ecfg.Events = rt.Policy == "kv_router" && rt.KV.UseKVEvents && r.name != "decode"
+		switch r.name {
+		case "prefill":
+			if xfer, err = transfer(cfg, roof); err != nil {
+				return nil, nil, err
+			}
+			link := xfer.Link
+			link.Hold = !xfer.Direct
+			ecfg.Prefill = &link
+		case "decode":
+			ecfg.Decode = true
+		}
+		workers := make([]*engine.Worker, r.Parallelism.Replicas)
+		for i := range workers {
+			wc := ecfg
+			wc.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(first+i)*1024
+			if workers[i], err = engine.NewWorker(wc, r.Parallelism.AttentionData); err != nil {
+				return nil, nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)
+			}
+		}
+		first += len(workers)
+		policy, err := newRouter(cfg, &ecfg, r.name == "decode")
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: router: %w", p.name, err)
+		}
+		pools = append(pools, replay.Pool{Name: r.name, Workers: workers, Router: policy, GPUs: r.GPUs()})
+	}
+	return pools, xfer, nil
+}
+
+// transfer is the handoff of a disaggregated run (spec §7): bytes per
+// token from the model unless given, vLLM source-first and SGLang
+// destination-first on the bootstrap path.
+func transfer(cfg *config.Config, roof *timing.Roofline) (*replay.Transfer, error) {
+	kt := &cfg.Engine.KVTransfer
+	bpt, err := kt.BytesPerTokenValue()
 	if err != nil {
 		return nil, err
 	}
-	rt := &cfg.Router
-	// The KV router reads the KV events the workers publish; nothing else
-	// does, so only it pays for them.
-	ecfg.Events = rt.Policy == "kv_router" && rt.KV.UseKVEvents
-	workers := make([]*engine.Worker, role.Parallelism.Replicas)
-	for i := range workers {
-		wc := ecfg
-		wc.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(i)*1024
-		if workers[i], err = engine.NewWorker(wc, role.Parallelism.AttentionData); err != nil {
-			return nil, fmt.Errorf("%s: engine.workers.aggregated: %w", p.name, err)
-		}
+	if bpt == 0 {
+		// The whole KV of a token, every TP shard: what the transfer moves.
+		bpt = float64(timing.KVBytesPerToken(roof.Model, 1))
 	}
-	var policy router.Policy = router.NewRoundRobin()
+	x := &replay.Transfer{Direct: kt.Handoff == "direct", FullPrompt: kt.TimingMode == "full_prompt", Link: engine.Handoff{KVBytesPerToken: bpt}}
+	if kt.BandwidthGBps != nil {
+		x.Link.BandwidthGBps = *kt.BandwidthGBps
+	}
+	if cfg.Engine.Backend == "sglang" {
+		x.Order = handoff.DestinationFirst
+	}
+	return x, nil
+}
+
+// newRouter builds the router of a pool: the configured policy, except
+// that a decode pool's KV router ignores overlap, reads no KV events and
+// never queues (spec §7.6).
+func newRouter(cfg *config.Config, ecfg *engine.Config, decode bool) (router.Policy, error) {
+	rt := &cfg.Router
 	switch rt.Policy {
 	case "random":
-		policy = router.NewRandom(cfg.Execution.Seed)
+		seed := cfg.Execution.Seed
+		if decode {
+			seed ^= 0x6465636f6465 // "decode": its own stream
+		}
+		return router.NewRandom(seed), nil
 	case "kv_router":
 		cost := router.DefaultCostConfig()
 		cost.OverlapScoreCredit, cost.PrefillLoadScale, cost.Temperature = rt.OverlapScoreCredit, rt.PrefillLoadScale, rt.Temperature
 		cost.OverlapScoreCreditDecay, cost.DecodeActiveRequestWeight = rt.KV.OverlapScoreCreditDecay, rt.KV.DecodeActiveRequestWeight
-		var prefillMs func(isl, cached int) float64
-		if rt.PrefillLoadModel.Type == "aic" {
+		kc := router.KVConfig{
+			Cost: cost, BlockSize: ecfg.BlockSize, Seed: cfg.Execution.Seed,
+			UseEvents: rt.KV.UseKVEvents, TTL: timing.FromMs(rt.KV.TTLSeconds * 1000),
+			Threshold: rt.KV.Queue.Threshold, MaxBatchedTokens: ecfg.MaxBatchedTokens, QueuePolicy: rt.KV.Queue.Policy,
+		}
+		if decode {
+			kc.Cost.OverlapScoreCredit, kc.UseEvents, kc.Threshold = 0, false, 0
+			kc.Seed ^= 0x6465636f6465
+		} else if rt.PrefillLoadModel.Type == "aic" {
 			// The run's own timing model prices the prefill the router
 			// expects (AIConfigurator's role in Dynamo).
 			model, scale := ecfg.Model, ecfg.Scale
-			prefillMs = func(isl, cached int) float64 { return scale.Prefill(model, 1, isl, cached).Ms() }
+			kc.PrefillMs = func(isl, cached int) float64 { return scale.Prefill(model, 1, isl, cached).Ms() }
 		}
-		if policy, err = router.NewKV(router.KVConfig{
-			PrefillMs: prefillMs,
-			Cost:      cost, BlockSize: ecfg.BlockSize, Seed: cfg.Execution.Seed,
-			UseEvents: rt.KV.UseKVEvents, TTL: timing.FromMs(rt.KV.TTLSeconds * 1000),
-			Threshold: rt.KV.Queue.Threshold, MaxBatchedTokens: ecfg.MaxBatchedTokens, QueuePolicy: rt.KV.Queue.Policy,
-		}); err != nil {
-			return nil, fmt.Errorf("%s: router: %w", p.name, err)
-		}
+		return router.NewKV(kc)
 	}
-	return []replay.Pool{{Name: "aggregated", Workers: workers, Router: policy, GPUs: role.GPUs()}}, nil
+	return router.NewRoundRobin(), nil
 }
 
 func loadWorkload(cfg *config.Config, in Inputs) (*workload.Workload, error) {
@@ -354,10 +417,23 @@ func loadKind(cfg *config.Config) replay.Load {
 	return replay.Load{Kind: replay.Concurrency, Concurrency: l.Concurrency}
 }
 
-func engineConfig(cfg *config.Config, role *config.Role, in Inputs, wl *workload.Workload) (engine.Config, error) {
-	ec := cfg.EngineConfig(role)
-	if err := timingAndCapacity(cfg, role, in, wl, &ec); err != nil {
-		return ec, err
+// role is one worker role of a run's mode.
+type role struct {
+	name, path string // aggregated | prefill | decode; engine.workers.<name>
+	*config.Role
+}
+
+// roles are the worker roles of cfg's mode, in pool order.
+func roles(cfg *config.Config) []role {
+	w := &cfg.Engine.Workers
+	if cfg.Engine.Mode == "disaggregated" {
+		return []role{{"prefill", "engine.workers.prefill", &w.Prefill}, {"decode", "engine.workers.decode", &w.Decode}}
 	}
-	return ec, nil
+	return []role{{"aggregated", "engine.workers.aggregated", &w.Aggregated}}
+}
+
+func engineConfig(cfg *config.Config, r role, in Inputs, wl *workload.Workload) (engine.Config, *timing.Roofline, error) {
+	ec := cfg.EngineConfig(r.Role)
+	roof, err := timingAndCapacity(cfg, r.path, r.Role, in, wl, &ec)
+	return ec, roof, err
 }

@@ -15,16 +15,19 @@ import (
 // `timing.type: default` and `capacity.type: default`. It is built for
 // every run, so an unknown model or GPU is an error whatever the timing
 // type: a config never names hardware that nothing checks.
-func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, wl *workload.Workload, ec *engine.Config) error {
-	const p = "engine.workers.aggregated"
+func timingAndCapacity(cfg *config.Config, p string, role *config.Role, in Inputs, wl *workload.Workload, ec *engine.Config) (*timing.Roofline, error) {
 	var roof *timing.Roofline
+	hardware, hwPath := cfg.Engine.Hardware, "engine"
+	if role.Hardware != "" {
+		hardware, hwPath = role.Hardware, p // a role's own GPU
+	}
 	roofline := func() (*timing.Roofline, error) {
 		if roof != nil {
 			return roof, nil
 		}
 		spec := timing.RooflineSpec{
 			Model:    cfg.Engine.Model,
-			Hardware: cfg.Engine.Hardware,
+			Hardware: hardware,
 			Parallelism: timing.Parallelism{
 				Tensor: role.Parallelism.Tensor, AttentionData: role.Parallelism.AttentionData,
 				MoETensor: role.Parallelism.MoETensor, MoEExpert: role.Parallelism.MoEExpert,
@@ -45,14 +48,14 @@ func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, wl *wor
 		}
 		r, err := timing.NewRoofline(spec)
 		if err != nil {
-			return nil, fmt.Errorf("engine: %w", err)
+			return nil, fmt.Errorf("%s: %w", hwPath, err)
 		}
 		roof = r
 		return r, nil
 	}
 
 	if _, err := roofline(); err != nil {
-		return err
+		return nil, err
 	}
 	kind := role.Timing.Type
 	if in.Profile != nil {
@@ -67,14 +70,14 @@ func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, wl *wor
 		data, name := in.Profile, in.ProfileName
 		if data == nil {
 			if role.Timing.Path == "" {
-				return fmt.Errorf("%s.timing.path: profile timing needs a .npz path (or an uploaded profile)", p)
+				return nil, fmt.Errorf("%s.timing.path: profile timing needs a .npz path (or an uploaded profile)", p)
 			}
 			if in.ReadFile == nil {
-				return fmt.Errorf("%s.timing.path: %s: no file access here; upload the profile instead", p, role.Timing.Path)
+				return nil, fmt.Errorf("%s.timing.path: %s: no file access here; upload the profile instead", p, role.Timing.Path)
 			}
 			var err error
 			if data, err = in.ReadFile(role.Timing.Path); err != nil {
-				return fmt.Errorf("%s.timing.path: %w", p, err)
+				return nil, fmt.Errorf("%s.timing.path: %w", p, err)
 			}
 			name = role.Timing.Path
 		}
@@ -83,13 +86,13 @@ func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, wl *wor
 		}
 		m, err := timing.LoadProfile(data, name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ec.Model = m
 	case "default":
 		r, err := roofline()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ec.Model = r
 	}
@@ -99,25 +102,25 @@ func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, wl *wor
 	case c.Type == "default":
 		r, err := roofline()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		n, err := r.EstimateBlocks(c.MemoryFraction, ec.BlockSize, 0)
 		if err != nil {
-			return fmt.Errorf("%s.kv_cache.capacity: %w", p, err)
+			return nil, fmt.Errorf("%s.kv_cache.capacity: %w", p, err)
 		}
 		ec.NumBlocks = n
 	case c.Bytes > 0:
 		r, err := roofline()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		per := r.KVBytesPerToken() * int64(ec.BlockSize)
 		if per <= 0 {
-			return fmt.Errorf("%s.kv_cache.capacity.bytes: the model has no KV bytes per token", p)
+			return nil, fmt.Errorf("%s.kv_cache.capacity.bytes: the model has no KV bytes per token", p)
 		}
 		ec.NumBlocks = int(c.Bytes / per)
 		if ec.NumBlocks < 1 {
-			return fmt.Errorf("%s.kv_cache.capacity.bytes: %d bytes hold no %d-token block of %d bytes", p, c.Bytes, ec.BlockSize, per)
+			return nil, fmt.Errorf("%s.kv_cache.capacity.bytes: %d bytes hold no %d-token block of %d bytes", p, c.Bytes, ec.BlockSize, per)
 		}
 	default:
 		ec.NumBlocks = c.Blocks
@@ -130,10 +133,10 @@ func timingAndCapacity(cfg *config.Config, role *config.Role, in Inputs, wl *wor
 			ec.NumBlocks = min(ec.NumBlocks, touchable(wl, ec))
 		}
 		if ec.NumBlocks > engine.MaxBlocks {
-			return fmt.Errorf("%s.kv_cache.capacity: the pool comes to %d blocks of %d tokens, more than engine.MaxBlocks (%d); give capacity {type: fixed, blocks: N} or a larger block_size", p, ec.NumBlocks, ec.BlockSize, engine.MaxBlocks)
+			return nil, fmt.Errorf("%s.kv_cache.capacity: the pool comes to %d blocks of %d tokens, more than engine.MaxBlocks (%d); give capacity {type: fixed, blocks: N} or a larger block_size", p, ec.NumBlocks, ec.BlockSize, engine.MaxBlocks)
 		}
 	}
-	return nil
+	return roof, nil
 }
 
 // touchable is the most blocks a run of wl can hold at once: every request

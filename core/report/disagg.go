@@ -1,0 +1,188 @@
+package report
+
+import (
+	"math"
+
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// Disaggregated serving's part of the report: where each request was
+// prefilled and decoded, what its KV transfer moved and took, and the
+// pools' sizes for the GPU accounting.
+
+// xfer is the disaggregated part of a request's record.
+type xfer struct {
+	pworker, prank int32 // prefill worker and rank; -1: not disaggregated
+	decodeReused   int32 // prompt tokens the decode side had cached; -1: unknown
+	tokens         int32 // prompt tokens transferred; -1: no transfer yet
+	start, end     timing.Time
+	bytes          float64
+}
+
+var noXfer = xfer{pworker: -1, prank: -1, decodeReused: -1, tokens: -1}
+
+// Decode records request id's decode placement: its prefill placement
+// (Route) becomes the prefill worker, and worker, rank the one whose tokens
+// the request streams.
+func (c *Collector) Decode(id uint64, worker, rank int) {
+	r := &c.recs[id-1]
+	r.x.pworker, r.x.prank = r.worker, r.rank
+	r.worker, r.rank = int32(worker), int32(rank)
+}
+
+// DecodeReuse records the prompt tokens the decode side already had
+// (the first time only: a readmission after preemption is not a handoff).
+func (c *Collector) DecodeReuse(id uint64, tokens int) {
+	if r := &c.recs[id-1]; r.x.decodeReused < 0 {
+		r.x.decodeReused = int32(tokens)
+	}
+}
+
+// Transfer records request id's KV transfer.
+func (c *Collector) Transfer(id uint64, start, end timing.Time, tokens int, bytes float64) {
+	r := &c.recs[id-1]
+	r.x.start, r.x.end, r.x.tokens, r.x.bytes = start, end, int32(tokens), bytes
+}
+
+// record fills the disaggregated fields of a request record.
+func (x *xfer) record(rr *RequestRecord) {
+	if x.pworker < 0 {
+		return
+	}
+	w, r := int(x.pworker), int(x.prank)
+	rr.PrefillWorker, rr.PrefillDPRank = &w, &r
+	if x.decodeReused >= 0 {
+		d := int(x.decodeReused)
+		rr.DecodeReusedInputTokens = &d
+	}
+	if x.tokens >= 0 {
+		t, b, s, d := int(x.tokens), x.bytes, x.start.Ms(), (x.end - x.start).Ms()
+		rr.KVTransferTokens, rr.KVTransferBytes, rr.KVTransferStartMs, rr.KVTransferMs = &t, &b, &s, &d
+	}
+}
+
+// PoolInfo describes one pool of the run.
+type PoolInfo struct {
+	Name          string // aggregated | prefill | decode
+	Workers       int
+	GPUsPerWorker int
+}
+
+// PoolStats is a pool's section of the report; its workers are
+// workers[first_worker : first_worker+workers].
+type PoolStats struct {
+	Name          string   `json:"name"`
+	FirstWorker   int      `json:"first_worker"`
+	Workers       int      `json:"workers"`
+	GPUsPerWorker int      `json:"gpus_per_worker"`
+	GPUs          int      `json:"gpus"`
+	Requests      int      `json:"requests"`
+	OutputTokens  int      `json:"output_tokens"`
+	BusyMs        float64  `json:"busy_ms"`
+	Utilization   *float64 `json:"utilization"` // busy time over workers × duration; null without simulated time
+	Preemptions   int      `json:"preemptions"`
+}
+
+// TransferInfo is the handoff configuration a disaggregated run used.
+type TransferInfo struct {
+	Handoff       string   `json:"handoff"` // bootstrap | direct
+	Order         string   `json:"order"`   // source_first | destination_first (bootstrap)
+	TimingMode    string   `json:"timing_mode"`
+	BytesPerToken float64  `json:"bytes_per_token"`
+	BandwidthGBps *float64 `json:"bandwidth_gb_per_second"` // null: no delay
+}
+
+// TransferStats is the kv_transfer section of a disaggregated report.
+type TransferStats struct {
+	TransferInfo
+	Handoffs          int      `json:"handoffs"` // transfers started
+	TransferredTokens int      `json:"transferred_tokens"`
+	TransferredBytes  float64  `json:"transferred_bytes"`
+	TotalMs           float64  `json:"total_ms"`
+	MeanMs            *float64 `json:"mean_ms"` // null without handoffs
+	P99Ms             *float64 `json:"p99_ms"`
+	ZeroTransfers     int      `json:"zero_transfers"` // nothing to move: the destination had the whole prompt
+	// DecodeReusedRatio is the prompt tokens the decode side had cached
+	// over the transferred requests' prompt tokens.
+	DecodeReusedRatio *float64 `json:"decode_reused_ratio"`
+}
+
+// buildPools renders the pool sections and the GPU accounting of the summary.
+func buildPools(r *Report, info RunInfo, s Summary) {
+	first, gpus := 0, 0
+	durMs := info.ClockEnd.Ms()
+	for _, p := range info.Pools {
+		ps := PoolStats{Name: p.Name, FirstWorker: first, Workers: p.Workers, GPUsPerWorker: p.GPUsPerWorker, GPUs: p.Workers * p.GPUsPerWorker}
+		routed := 0
+		for i := first; i < first+p.Workers && i < len(r.Workers); i++ {
+			w := &r.Workers[i]
+			w.Pool = p.Name
+			routed += w.Requests
+			ps.Requests += w.Requests
+			ps.OutputTokens += w.OutputTokens
+			ps.BusyMs += w.BusyMs
+			ps.Preemptions += w.Preemptions
+		}
+		for i := first; i < first+p.Workers && i < len(r.Workers); i++ {
+			if routed > 0 {
+				r.Workers[i].RequestShare = float64(r.Workers[i].Requests) / float64(routed)
+			}
+		}
+		ps.Utilization = nullable(ps.BusyMs / (float64(p.Workers) * durMs))
+		ws := float64(p.Workers) * durMs / 1000
+		role := "decode" // the reference's accounting names an aggregated pool decode
+		if p.Name == "prefill" {
+			role = "prefill"
+		}
+		s[role+"_worker_seconds"] = ws
+		s[role+"_gpus_per_worker"] = float64(p.GPUsPerWorker)
+		s["gpu_hours"] += ws * float64(p.GPUsPerWorker) / 3600
+		gpus += ps.GPUs
+		first += p.Workers
+		r.Pools = append(r.Pools, ps)
+	}
+	s["total_gpus"] = float64(gpus)
+}
+
+// buildTransfer renders the kv_transfer section and its summary keys.
+func buildTransfer(c *Collector, info *TransferInfo, s Summary) *TransferStats {
+	t := &TransferStats{TransferInfo: *info}
+	var ms []float64
+	prompt, reused := 0, 0
+	for i := range c.recs {
+		q := &c.recs[i]
+		if q.x.tokens < 0 {
+			continue
+		}
+		t.Handoffs++
+		t.TransferredTokens += int(q.x.tokens)
+		t.TransferredBytes += q.x.bytes
+		d := (q.x.end - q.x.start).Ms()
+		ms = append(ms, d)
+		t.TotalMs += d
+		if q.x.tokens == 0 {
+			t.ZeroTransfers++
+		}
+		prompt += int(q.input)
+		reused += int(max(q.x.decodeReused, 0))
+	}
+	mean, p99 := math.NaN(), math.NaN()
+	if len(ms) > 0 {
+		dd := exactDist(ms)
+		mean, p99 = dd.mean, dd.pct[4]
+	}
+	t.MeanMs, t.P99Ms = nullable(mean), nullable(p99)
+	t.DecodeReusedRatio = nullable(ratio(reused, prompt))
+	s["kv_transfer_handoffs"] = float64(t.Handoffs)
+	s["kv_transfer_bytes"] = t.TransferredBytes
+	s["mean_kv_transfer_ms"] = mean
+	return t
+}
+
+// nullable is v, or nil (null) when v is undefined.
+func nullable(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
