@@ -35,8 +35,8 @@ type event struct {
 	at            timing.Time
 	order         uint64 // kind << 56 | sequence: one comparison orders both
 	kind          Kind
-	worker        int32 // PassEnd: global worker index
-	session, turn int32 // Arrival
+	worker        int32  // PassEnd: global worker index
+	session, turn int32  // Arrival
 	req           uint64 // TransferDone: the request
 }
 
