@@ -2,10 +2,14 @@ package replay
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/router"
+	"github.com/dynosim/dynosim-web/core/workload"
+	"github.com/dynosim/dynosim-web/kv"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -99,5 +103,103 @@ func TestKVRouterQueue(t *testing.T) {
 	}
 	if got := order("wspt"); got[0] != 3 {
 		t.Errorf("wspt placed %v first, want the shortest (3)", got)
+	}
+}
+
+// spy records what a policy saw: KV events observed before each placement.
+type spy struct {
+	router.Policy
+	stored int // blocks stored by the events observed so far
+	places []spyPlace
+}
+
+type spyPlace struct {
+	id, at      uint64
+	ok          bool
+	stored      int
+	overlapToks int
+}
+
+func (s *spy) Observe(w int, events []kv.Event) {
+	for _, e := range events {
+		if e.Kind == kv.Stored {
+			s.stored += len(e.Blocks)
+		}
+	}
+	s.Policy.Observe(w, events)
+}
+
+func (s *spy) Place(q *router.Request, v router.View) (router.Placement, bool) {
+	pl, ok := s.Policy.Place(q, v)
+	s.places = append(s.places, spyPlace{id: q.ID, at: uint64(q.Now), ok: ok, stored: s.stored, overlapToks: pl.Overlap})
+	return pl, ok
+}
+
+// H5: KV events are visible only at pass ends. Two 64-token prefills start
+// at 0 on two workers; a third request sharing the first's prompt arrives at
+// 0.1 ms, when both workers are busy above the queue threshold: it is held,
+// and the router has seen no stored block (0 overlap on every worker). Once
+// a prefill ends it is placed, with the first request's blocks in view.
+func TestH5KVRouterPassEndVisibility(t *testing.T) {
+	ids := func(id int) string { return strings.TrimSuffix(strings.Repeat(fmt.Sprint(id)+",", 16), ",") }
+	text := fmt.Sprintf(`{"timestamp":0,"input_length":64,"output_length":8,"hash_ids":[%s]}
+{"timestamp":0,"input_length":64,"output_length":8,"hash_ids":[%s]}
+{"timestamp":0.1,"input_length":64,"output_length":2,"hash_ids":[%s]}`, ids(11), ids(22), ids(11))
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 64, MaxBatchedTokens: 64, ChunkedPrefill: true, PrefixCaching: true, Events: true, Model: timing.Polynomial{}}
+	kvr, err := router.NewKV(router.KVConfig{Cost: router.DefaultCostConfig(), BlockSize: 4, Seed: 1, UseEvents: true, Threshold: 0.5, MaxBatchedTokens: 64, QueuePolicy: "fcfs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &spy{Policy: kvr}
+	rep, err := Run(trace(t, text, 4), []Pool{{Name: "aggregated", Workers: workers(t, 2, cfg), Router: s, GPUs: 1}}, Options{Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held, placed *spyPlace
+	for i := range s.places {
+		if p := &s.places[i]; p.id == 3 {
+			if !p.ok && held == nil {
+				held = p
+			}
+			if p.ok {
+				placed = p
+			}
+		}
+	}
+	if held == nil || held.at != uint64(timing.FromMs(0.1)) || held.stored != 0 {
+		t.Fatalf("request 3 at 0.1 ms: %+v, want held with no stored block in view", held)
+	}
+	if placed == nil || placed.stored == 0 || placed.overlapToks <= 0 || *rep.Requests()[2].RouterOverlapTokens != placed.overlapToks {
+		t.Fatalf("request 3 placed: %+v, want the first prompt's blocks in view", placed)
+	}
+}
+
+// H6: a multi-turn session whose second turn extends the first's prompt
+// and output (the reference's delta workload, spelled out): turn 1 is one
+// 4-token block with 5 output tokens, turn 2 is 12 tokens — turn 1's prompt,
+// its first 4 output tokens and 4 new ones. 2 requests complete with 16
+// input and 6 output tokens; the router saw 0, then 2 cached blocks.
+func TestH6DeltaTurnReusesOutput(t *testing.T) {
+	wl := &workload.Workload{
+		Name: "h6", TraceBlock: 4, Timestamps: true, ByStart: []int32{0},
+		Sessions: []workload.Session{{Turns: []workload.Turn{
+			{Input: 4, Output: 5, Blocks: []uint32{1}, Planned: []uint32{2, 2, 2, 2, 9}},
+			{Input: 12, Output: 1, Blocks: []uint32{1, 2, 3}},
+		}}},
+	}
+	rep, err := Run(wl, kvPool(t, 1), Options{Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary
+	if s["completed_requests"] != 2 || s["total_input_tokens"] != 16 || s["total_output_tokens"] != 6 {
+		t.Fatalf("summary: %v completed, %v in, %v out; want 2, 16, 6", s["completed_requests"], s["total_input_tokens"], s["total_output_tokens"])
+	}
+	var history []int
+	for _, r := range rep.Requests() {
+		history = append(history, *r.RouterOverlapTokens/4)
+	}
+	if !slices.Equal(history, []int{0, 2}) {
+		t.Fatalf("router overlap history %v blocks, want [0 2]", history)
 	}
 }
