@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -185,4 +187,27 @@ func nullable(v float64) *float64 {
 		return nil
 	}
 	return &v
+}
+
+// tablePools adds a disaggregated run's pools and transfers to the table.
+func (r *Report) tablePools(b *strings.Builder) {
+	if r.KVTransfer == nil {
+		return
+	}
+	for _, p := range r.Pools {
+		fmt.Fprintf(b, "Pool %s: %d workers × %d GPUs, %d requests, utilization %s\n", p.Name, p.Workers, p.GPUsPerWorker, p.Requests, ratio4(deref(p.Utilization)))
+	}
+	k := r.KVTransfer
+	fmt.Fprintf(b, "KV transfer (%s", k.Handoff)
+	if k.Order != "" {
+		fmt.Fprintf(b, ", %s, %s", k.Order, k.TimingMode)
+	}
+	fmt.Fprintf(b, "): %d handoffs, %s GB, mean %s ms, p99 %s ms\n", k.Handoffs, num(k.TransferredBytes/1e9), num(deref(k.MeanMs)), num(deref(k.P99Ms)))
+}
+
+func deref(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
 }

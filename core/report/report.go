@@ -476,6 +476,7 @@ func (r *Report) Table() string {
 	fmt.Fprintf(&b, "Simulated duration (ms): %s   Wall Time (ms): %s\n", num(s["duration_ms"]), num(s["wall_time_ms"]))
 	fmt.Fprintf(&b, "Prefix cache reused ratio: %s   First-admission reused ratio: %s\n",
 		ratio4(s["prefix_cache_reused_ratio"]), ratio4(s["first_admission_prefix_cache_reused_ratio"]))
+	r.tablePools(&b)
 	return b.String()
 }
 
