@@ -37,27 +37,141 @@
       const ts = rep && rep.timeseries;
       if (!ts || !ts.t_ms) return;
       const xs = ts.t_ms.map((t) => t / 1000);
-      pick(ts).forEach((s, i) => out.push({ label: s.label + name, xs, ys: s.ys, dash, color: s.color }));
+      pick(ts, rep).forEach((s) => out.push({ label: s.label + name, xs, ys: s.ys, dash, color: s.color }));
     };
     add(last, "", null);
     add(prev, " (previous)", [6, 4]);
     return { title, xlabel: "simulated time (s)", ylabel, lines: out };
   }
 
-  const perWorker = (field) => (ts) => (ts.workers || []).map((w, i) => ({ label: "worker " + i, ys: w[field] || [], color: palette[i % palette.length] }));
+  // poolRange is the [first, end) global worker indices of the named pool in
+  // rep (every worker when name is null or the report predates pools), or
+  // null when rep has no such pool (a previous run with another topology).
+  function poolRange(rep, name, n) {
+    const pools = rep && rep.pools;
+    if (name === null || !Array.isArray(pools) || !pools.length) return [0, n];
+    const p = pools.find((q) => q.name === name);
+    if (!p) return null;
+    const first = p.first_worker || 0;
+    return [first, Math.min(n, first + (p.workers || 0))];
+  }
 
-  function specs() {
-    const reuse = last && last.summary ? last.summary.prefix_cache_reused_ratio : undefined;
+  // perWorker picks one series per worker of one pool; time series are
+  // indexed by the global worker index.
+  const perWorker = (field, pool) => (ts, rep) => {
+    const ws = ts.workers || [];
+    const r = poolRange(rep, pool, ws.length);
+    if (!r) return [];
+    const out = [];
+    for (let i = r[0]; i < r[1]; i++) out.push({ label: "worker " + i, ys: ws[i][field] || [], color: palette[i % palette.length] });
+    return out;
+  };
+
+  function workerSpecs(pool, suffix) {
     return [
-      cdfLines("ttft_ms", "TTFT (ms)"),
-      cdfLines("itl_ms", "ITL (ms)"),
-      timeLines("Output throughput", "tokens/s", (ts) => [{ label: "output tokens/s", ys: ts.output_tokens_per_s || [], color: palette[0] }]),
-      timeLines("Running requests per worker", "requests", perWorker("running")),
-      timeLines("Waiting requests per worker", "requests", perWorker("waiting")),
-      timeLines("KV cache usage per worker", "fraction of blocks", perWorker("kv_usage")),
-      timeLines("Prefix reuse" + (reuse !== undefined ? " (overall " + (reuse * 100).toFixed(1) + "%)" : ""), "reused / input tokens",
-        (ts) => [{ label: "prefix reuse", ys: ts.prefix_reuse_ratio || [], color: palette[2] }]),
+      timeLines("Running requests per worker" + suffix, "requests", perWorker("running", pool)),
+      timeLines("Waiting requests per worker" + suffix, "requests", perWorker("waiting", pool)),
+      timeLines("KV cache usage per worker" + suffix, "fraction of blocks", perWorker("kv_usage", pool)),
     ];
+  }
+
+  // disaggregated reports the pools of a run with more than one pool (prefill
+  // and decode), or null for an aggregated run.
+  function disaggregated(rep) {
+    const pools = rep && rep.pools;
+    return Array.isArray(pools) && pools.length > 1 ? pools : null;
+  }
+
+  const poolTitle = (name) => name.charAt(0).toUpperCase() + name.slice(1) + " pool";
+
+  // groups returns the plot groups: {title, pool, specs}. An aggregated run
+  // has one untitled group (the plots it always had); a disaggregated run has
+  // the run-wide plots, then one group per pool so prefill and decode workers
+  // are never mixed in one plot.
+  function groups() {
+    const reuse = last && last.summary ? last.summary.prefix_cache_reused_ratio : undefined;
+    const cdfs = [cdfLines("ttft_ms", "TTFT (ms)"), cdfLines("itl_ms", "ITL (ms)"),
+      timeLines("Output throughput", "tokens/s", (ts) => [{ label: "output tokens/s", ys: ts.output_tokens_per_s || [], color: palette[0] }])];
+    const reuseSpec = timeLines("Prefix reuse" + (reuse !== undefined ? " (overall " + (reuse * 100).toFixed(1) + "%)" : ""), "reused / input tokens",
+      (ts) => [{ label: "prefix reuse", ys: ts.prefix_reuse_ratio || [], color: palette[2] }]);
+    const pools = disaggregated(last);
+    if (!pools) {
+      const one = last && Array.isArray(last.pools) && last.pools.length === 1 ? last.pools[0].name : null;
+      return [{ title: "", pool: null, specs: [...cdfs, ...workerSpecs(one, ""), reuseSpec] }];
+    }
+    return [{ title: "", pool: null, specs: [...cdfs, reuseSpec] },
+      ...pools.map((p) => ({ title: poolTitle(p.name), pool: p.name, specs: workerSpecs(p.name, " (" + p.name + ")") }))];
+  }
+
+  const fmtNum = (v, digits) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(digits) : "—");
+  const fmtPct = (v) => (typeof v === "number" && Number.isFinite(v) ? (v * 100).toFixed(1) + " %" : "—");
+  const fmtInt = (v) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v).toLocaleString("en-US") : "—");
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function box(cls, testid, title, lines) {
+    const b = el("div", "topo-box " + cls);
+    b.setAttribute("data-testid", testid);
+    b.appendChild(el("div", "topo-title", title));
+    for (const l of lines) b.appendChild(el("div", "topo-line", l));
+    return b;
+  }
+
+  function poolBox(p) {
+    const gpw = p.gpus_per_worker || 1;
+    const b = box("topo-pool topo-pool-" + p.name, "topology-pool-" + p.name, poolTitle(p.name), [
+      p.workers + (p.workers === 1 ? " worker" : " workers") + " × " + gpw + (gpw === 1 ? " GPU" : " GPUs") + " = " + p.gpus + (p.gpus === 1 ? " GPU" : " GPUs"),
+      "utilization " + fmtPct(p.utilization),
+      fmtInt(p.requests) + " requests",
+    ]);
+    b.dataset.workers = String(p.workers);
+    b.dataset.gpus = String(p.gpus);
+    return b;
+  }
+
+  function arrow(label) {
+    const a = el("div", "topo-arrow");
+    a.setAttribute("aria-hidden", "true");
+    a.appendChild(el("span", "topo-arrowhead", "→"));
+    if (label) a.appendChild(el("span", "topo-arrowlabel", label));
+    return a;
+  }
+
+  // topology draws router → pool(s): for a disaggregated run router → prefill
+  // pool ⇒ KV transfer ⇒ decode pool; for an aggregated one router → its pool.
+  function topology(rep) {
+    const pools = rep && Array.isArray(rep.pools) ? rep.pools : null;
+    if (!pools || !pools.length) return null;
+    const wrap = el("div", "topology");
+    wrap.setAttribute("data-testid", "topology");
+    wrap.setAttribute("role", "figure");
+    wrap.appendChild(box("topo-router", "topology-router", "Router", ["places " + fmtInt(pools[0].requests) + " requests"]));
+    const pre = pools.find((p) => p.name === "prefill"), dec = pools.find((p) => p.name === "decode");
+    if (pre && dec) {
+      const kv = rep.kv_transfer || {};
+      wrap.appendChild(arrow("prompts"));
+      wrap.appendChild(poolBox(pre));
+      wrap.appendChild(arrow(""));
+      const bw = kv.bandwidth_gb_per_second;
+      const link = box("topo-link", "topology-link", "KV transfer", [
+        "handoff " + (kv.handoff || "—") + (kv.order ? ", " + kv.order.replace(/_/g, " ") : ""),
+        typeof bw === "number" && Number.isFinite(bw) ? "bandwidth " + bw + " GB/s" : "no delay",
+        "mean " + (typeof kv.mean_ms === "number" ? fmtNum(kv.mean_ms, 2) + " ms" : "—") + (typeof kv.p99_ms === "number" ? ", p99 " + fmtNum(kv.p99_ms, 1) + " ms" : ""),
+        fmtNum((kv.transferred_bytes || 0) / 1e9, 1) + " GB in " + fmtInt(kv.handoffs || 0) + " handoffs",
+      ]);
+      wrap.appendChild(link);
+      wrap.appendChild(arrow(""));
+      wrap.appendChild(poolBox(dec));
+      for (const p of pools) if (p !== pre && p !== dec) { wrap.appendChild(arrow("")); wrap.appendChild(poolBox(p)); }
+    } else {
+      for (const p of pools) { wrap.appendChild(arrow("")); wrap.appendChild(poolBox(p)); }
+    }
+    return wrap;
   }
 
   function chartWidth(grid) {
@@ -72,14 +186,34 @@
     plots.forEach((p) => p.destroy());
     plots = [];
     root.textContent = "";
+    const topo = topology(last);
+    if (topo) {
+      root.appendChild(el("h2", "", "Serving topology"));
+      root.appendChild(topo);
+    }
     const h = document.createElement("h2");
     h.textContent = prev ? "Plots (dashed: previous run)" : "Plots";
     root.appendChild(h);
-    const grid = document.createElement("div");
-    grid.className = "chartgrid";
-    root.appendChild(grid);
-    for (const s of specs()) {
-      if (!s.lines.length) continue;
+    for (const g of groups()) {
+      const specs = g.specs.filter((s) => s.lines.length);
+      if (!specs.length) continue;
+      let parent = root;
+      if (g.pool !== null) {
+        parent = el("section", "chartgroup");
+        parent.setAttribute("data-testid", "plots-pool-" + g.pool);
+        parent.setAttribute("aria-label", g.title + " plots");
+        parent.appendChild(el("h3", "", g.title));
+        root.appendChild(parent);
+      }
+      const grid = document.createElement("div");
+      grid.className = "chartgrid";
+      parent.appendChild(grid);
+      drawGrid(grid, specs);
+    }
+  }
+
+  function drawGrid(grid, specs) {
+    for (const s of specs) {
       const fig = document.createElement("figure");
       fig.className = "chart";
       grid.appendChild(fig);

@@ -34,6 +34,24 @@ var Presets = []Preset{
 		"max_batched_tokens: 8192", "max_batched_tokens: 32768",
 		"hardware: h100_sxm", "hardware: h200_sxm",
 	).Replace(defaultYAML)},
+	{"disaggregated", "Disaggregated (2 prefill + 2 decode)", disaggregatedYAML(defaultYAML)},
+}
+
+// disaggregatedYAML turns the default config into disaggregated serving: 2
+// prefill and 2 decode workers with a bootstrap KV handoff at 50 GB/s. The
+// aggregated pool must not appear beside them, so its block is replaced.
+func disaggregatedYAML(y string) string {
+	head, rest, ok := strings.Cut(y, "  workers:\n")
+	_, tail, ok2 := strings.Cut(rest, "\nrouter:")
+	if !ok || !ok2 {
+		return ""
+	}
+	head = strings.Replace(head, "mode: aggregated\n", "mode: disaggregated\n"+
+		"  kv_transfer: {handoff: bootstrap, bandwidth_gb_per_second: 50, timing_mode: destination_missing}\n", 1)
+	return head + "  workers:\n" +
+		"    prefill: {parallelism: {replicas: 2}, scheduler: {max_sequences: 8}}\n" +
+		"    decode: {parallelism: {replicas: 2}}\n" +
+		"router:" + tail
 }
 
 // presetYAML returns the YAML of the named preset, or "" if unknown.

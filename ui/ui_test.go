@@ -95,6 +95,10 @@ func TestPresets(t *testing.T) {
 	if !strings.Contains(presetYAML("1-worker"), "replicas: 1") {
 		t.Error("1-worker preset")
 	}
+	if d := presetYAML("disaggregated"); !strings.Contains(d, "mode: disaggregated") || !strings.Contains(d, "prefill:") ||
+		!strings.Contains(d, "decode:") || strings.Contains(d, "aggregated:") {
+		t.Errorf("disaggregated preset:\n%s", d)
+	}
 }
 
 func TestPresetsParse(t *testing.T) {
