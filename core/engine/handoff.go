@@ -67,15 +67,27 @@ func (c *Core) grantReservations() {
 	}
 }
 
+// take removes and returns the first request of *list that is, if any.
+func take[T any](list *[]T, is func(T) bool) (T, bool) {
+	i := slices.IndexFunc(*list, is)
+	if i < 0 {
+		var zero T
+		return zero, false
+	}
+	r := (*list)[i]
+	*list = slices.Delete(*list, i, i+1)
+	return r, true
+}
+
+func seqID(id uint64) func(*seq) bool { return func(s *seq) bool { return s.id == id } }
+
 // Activate makes a reserved request's prompt computed (its KV arrived): it
 // joins the running requests and emits its first token in the next pass.
 func (c *Core) Activate(id uint64) bool {
-	i := slices.IndexFunc(c.reserved, func(s *seq) bool { return s.id == id })
-	if i < 0 {
+	s, ok := take(&c.reserved, seqID(id))
+	if !ok {
 		return false
 	}
-	s := c.reserved[i]
-	c.reserved = slices.Delete(c.reserved, i, i+1)
 	c.kv.Finalize(&s.lease, 0, s.promptLen, s.hashes, s.locals)
 	s.computed, s.status = s.promptLen, running
 	c.running = append(c.running, s)
@@ -85,12 +97,10 @@ func (c *Core) Activate(id uint64) bool {
 // Release ends a finished prefill's hold on its KV (after the transfer, or
 // when the handoff is canceled); false if id holds nothing.
 func (c *Core) Release(id uint64) bool {
-	i := slices.IndexFunc(c.holds, func(s *seq) bool { return s.id == id })
-	if i < 0 {
+	s, ok := take(&c.holds, seqID(id))
+	if !ok {
 		return false
 	}
-	s := c.holds[i]
-	c.holds = slices.Delete(c.holds, i, i+1)
 	c.kv.Release(&s.lease)
 	c.retire(s)
 	return true
@@ -99,9 +109,7 @@ func (c *Core) Release(id uint64) bool {
 // Cancel drops request id's reservation, granted or pending; false if it
 // has none.
 func (c *Core) Cancel(id uint64) bool {
-	if i := slices.IndexFunc(c.reserved, func(s *seq) bool { return s.id == id }); i >= 0 {
-		s := c.reserved[i]
-		c.reserved = slices.Delete(c.reserved, i, i+1)
+	if s, ok := take(&c.reserved, seqID(id)); ok {
 		c.drop(s)
 		return true
 	}

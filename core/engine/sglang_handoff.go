@@ -1,11 +1,11 @@
 package engine
 
-import "slices"
-
 // The SGLang core's side of disaggregation, with the Core's contract
 // (handoff.go): a destination reserves pages for the whole prompt (its
 // cached prefix locked in the tree), the prompt counts as materialized on
 // Activate, and a holding source keeps its finished request's pages locked.
+
+func sgID(id uint64) func(*sgReq) bool { return func(r *sgReq) bool { return r.id == id } }
 
 // Reserve implements Rank.
 func (c *SGLangCore) Reserve(q Request) (Reason, error) {
@@ -41,12 +41,10 @@ func (c *SGLangCore) grantReservations() {
 
 // Activate implements Rank.
 func (c *SGLangCore) Activate(id uint64) bool {
-	i := slices.IndexFunc(c.reserved, func(r *sgReq) bool { return r.id == id })
-	if i < 0 {
+	r, ok := take(&c.reserved, sgID(id))
+	if !ok {
 		return false
 	}
-	r := c.reserved[i]
-	c.reserved = slices.Delete(c.reserved, i, i+1)
 	r.materialized = r.length
 	c.running = append(c.running, r)
 	return true
@@ -54,21 +52,17 @@ func (c *SGLangCore) Activate(id uint64) bool {
 
 // Release implements Rank.
 func (c *SGLangCore) Release(id uint64) bool {
-	i := slices.IndexFunc(c.holds, func(r *sgReq) bool { return r.id == id })
-	if i < 0 {
+	r, ok := take(&c.holds, sgID(id))
+	if !ok {
 		return false
 	}
-	r := c.holds[i]
-	c.holds = slices.Delete(c.holds, i, i+1)
 	c.release(r, r.cached)
 	return true
 }
 
 // Cancel implements Rank.
 func (c *SGLangCore) Cancel(id uint64) bool {
-	if i := slices.IndexFunc(c.reserved, func(r *sgReq) bool { return r.id == id }); i >= 0 {
-		r := c.reserved[i]
-		c.reserved = slices.Delete(c.reserved, i, i+1)
+	if r, ok := take(&c.reserved, sgID(id)); ok {
 		c.release(r, 0)
 		c.live--
 		return true

@@ -54,10 +54,9 @@ func (t *Transfer) info() *report.TransferInfo {
 // xstate is the handoff state of one request.
 type xstate struct {
 	m        handoff.Machine
-	pw, pr   int32 // prefill worker (global index) and rank
-	dw, dr   int32 // decode worker and rank; -1 until placed
-	missing  int32 // prompt tokens the destination lacks (its reservation)
-	start    timing.Time
+	pw, pr   int32         // prefill worker (global index) and rank
+	dw, dr   int32         // decode worker and rank; -1 until placed
+	missing  int32         // prompt tokens the destination lacks (its reservation)
 	reason   engine.Reason // why it failed
 	finished bool          // the prefill copy ended
 }
@@ -175,7 +174,7 @@ func (l *Loop) placed(w int) {
 }
 
 // decodeWorker asks the decode router for request id's decode worker.
-func (l *Loop) decodeWorker(id uint64) (int, int) {
+func (l *Loop) decodeWorker(id uint64) (int, int, error) {
 	ri := l.reqs[id-1]
 	t := l.turn(id)
 	l.prompt = l.wl.Prompt(l.prompt[:0], t)
@@ -183,19 +182,21 @@ func (l *Loop) decodeWorker(id uint64) (int, int) {
 	l.rreq = router.Request{ID: id, Arrival: ri.arrival, Now: l.now, Prompt: l.prompt, Output: t.Output}
 	pl, ok := pool.Router.Place(&l.rreq, pool)
 	if !ok {
-		// The decode router never queues (sim builds it without a queue).
-		panic("replay: the decode router held a request")
+		return 0, 0, fmt.Errorf("replay: request %d: the decode pool's router held it (a decode router must not queue)", id)
 	}
 	w := pool.first + pl.Worker
 	l.col.Decode(id, w, pl.Rank)
 	x := &l.xs[id-1]
 	x.dw, x.dr = int32(w), int32(pl.Rank)
-	return w, pl.Rank
+	return w, pl.Rank, nil
 }
 
 // reserve places request id's decode copy and queues its reservation.
 func (l *Loop) reserve(id uint64) error {
-	w, r := l.decodeWorker(id)
+	w, r, err := l.decodeWorker(id)
+	if err != nil {
+		return err
+	}
 	t := l.turn(id)
 	why, err := l.workers[w].Ranks[r].Reserve(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: t.Output, Planned: t.Planned})
 	if err != nil {
@@ -224,8 +225,6 @@ func (l *Loop) reserved(rs []engine.Reservation) error {
 }
 
 func (l *Loop) startTransfer(id uint64, tokens int) {
-	x := &l.xs[id-1]
-	x.start = l.now
 	end := l.now + timing.FromMs(l.xfer.Link.DelayMs(tokens))
 	l.col.Transfer(id, l.now, end, tokens, float64(tokens)*l.xfer.Link.KVBytesPerToken)
 	l.q.push(event{at: end, kind: TransferDone, req: id})
@@ -237,7 +236,10 @@ func (l *Loop) transferDone(id uint64) error {
 	if !l.xfer.Direct {
 		return l.fact(id, handoff.TransferCompleted)
 	}
-	w, r := l.decodeWorker(id)
+	w, r, err := l.decodeWorker(id)
+	if err != nil {
+		return err
+	}
 	t := l.turn(id)
 	if err := l.workers[w].Ranks[r].Submit(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: t.Output, Planned: t.Planned}); err != nil {
 		return fmt.Errorf("replay: decode worker %d: %w", w, err)
