@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/metrics"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -170,7 +171,7 @@ func Build(c *Collector, info RunInfo) *Report {
 		estimated, estimatedIn                        int
 		queueMs                                       float64
 		good, goodTok                                 int
-		ttft, ttst, tpot, e2e                         []float64
+		ttft, ttst, tpot, e2e, isl, osl               []float64
 		duration                                      timing.Time
 	)
 	r := &Report{Workers: info.Workers, Coverage: Coverage{CapturePerRequest: c.capture}}
@@ -197,6 +198,7 @@ func Build(c *Collector, info RunInfo) *Report {
 		}
 		inTok += int(q.input)
 		outTok += int(q.tokens)
+		isl, osl = append(isl, float64(q.input)), append(osl, float64(q.tokens))
 		duration = max(duration, q.term)
 		if q.admitted {
 			reused += int(q.reused)
@@ -286,6 +288,8 @@ func Build(c *Collector, info RunInfo) *Report {
 	put(s, "e2e_latency", "_ms", e2eD)
 	put(s, "itl", "_ms", sketchDist(c.itlStats, &c.itl))
 	put(s, "output_token_throughput_per_user", "", sketchDist(c.puStats, &c.perUser))
+	put(s, "input_sequence_length", "", exactDist(isl))
+	put(s, "output_sequence_length", "", exactDist(osl))
 	r.Summary = s
 
 	qs := make([]float64, 101)
@@ -427,42 +431,13 @@ func (r *Report) RequestsJSONL() []byte {
 	return b.Bytes()
 }
 
-// Table renders the AIPerf-style console table (spec §8.8).
+// Table renders the AIPerf-style console table (spec §8.8; the rows and
+// columns of metrics.Build, which the page shows too), then the outcome,
+// duration and reuse lines.
 func (r *Report) Table() string {
 	s := r.Summary
 	var b strings.Builder
-	const title = "NVIDIA AIPerf | LLM Metrics"
-	cols := []string{"avg", "min", "max", "p99", "p90", "p75", "std"}
-	const labelW, colW = 34, 12
-	line := strings.Repeat("─", labelW+colW*len(cols))
-	fmt.Fprintf(&b, "%s\n%s\n%-*s", title, line, labelW, "Metric")
-	for _, c := range cols {
-		fmt.Fprintf(&b, "%*s", colW, c)
-	}
-	b.WriteString("\n" + line + "\n")
-	rows := []struct{ label, key, unit string }{
-		{"Time to First Token (ms)", "ttft", "_ms"},
-		{"Time to Second Token (ms)", "ttst", "_ms"},
-		{"Request Latency (ms)", "e2e_latency", "_ms"},
-		{"Inter Token Latency (ms)", "itl", "_ms"},
-		{"Output Token Throughput Per User", "output_token_throughput_per_user", ""},
-	}
-	for _, row := range rows {
-		fmt.Fprintf(&b, "%-*s", labelW, row.label)
-		for _, c := range []string{"mean", "min", "max", "p99", "p90", "p75", "std"} {
-			fmt.Fprintf(&b, "%*s", colW, num(s[c+"_"+row.key+row.unit]))
-		}
-		b.WriteString("\n")
-	}
-	single := []struct{ label, key string }{
-		{"Output Token Throughput (tokens/sec)", "output_throughput_tok_s"},
-		{"Request Throughput (requests/sec)", "request_throughput_rps"},
-		{"Request Count (requests)", "num_requests"},
-	}
-	for _, row := range single {
-		fmt.Fprintf(&b, "%-*s%*s\n", labelW, row.label, colW, num(s[row.key]))
-	}
-	b.WriteString(line + "\n")
+	b.WriteString(metrics.Build(s).Text())
 	fmt.Fprintf(&b, "Completed / Rejected / Unfinished: %s / %s / %s   Preemptions: %s   Stop: %s\n",
 		num(s["completed_requests"]), num(s["rejected_requests"]), num(s["unfinished_requests"]), num(s["num_preemptions"]), r.Outcomes.StopReason)
 	if len(r.Outcomes.RejectedBy) > 0 {
@@ -473,10 +448,12 @@ func (r *Report) Table() string {
 		slices.Sort(reasons)
 		fmt.Fprintf(&b, "Rejected by reason: %s\n", strings.Join(reasons, ", "))
 	}
-	fmt.Fprintf(&b, "Simulated duration (ms): %s   Wall Time (ms): %s\n", num(s["duration_ms"]), num(s["wall_time_ms"]))
+	fmt.Fprintf(&b, "GPUs: %s   Simulated duration: %s   Output throughput per GPU (tokens/sec): %s\n",
+		num(s["total_gpus"]), metrics.Duration(s["duration_ms"]), num(s["output_throughput_tok_s"]/s["total_gpus"]))
 	fmt.Fprintf(&b, "Prefix cache reused ratio: %s   First-admission reused ratio: %s\n",
 		ratio4(s["prefix_cache_reused_ratio"]), ratio4(s["first_admission_prefix_cache_reused_ratio"]))
 	r.tablePools(&b)
+	fmt.Fprintf(&b, "Simulator wall time (ms): %s\n", num(s["wall_time_ms"]))
 	return b.String()
 }
 
@@ -487,27 +464,8 @@ func ratio4(v float64) string {
 	return strconv.FormatFloat(v, 'f', 4, 64)
 }
 
-// num formats like Python's {:,.2f}; an undefined value is n/a.
-func num(v float64) string {
-	if math.IsNaN(v) {
-		return "n/a"
-	}
-	neg := v < 0
-	str := fmt.Sprintf("%.2f", math.Abs(v))
-	intPart, frac, _ := strings.Cut(str, ".")
-	var out []byte
-	for i, ch := range []byte(intPart) {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, ch)
-	}
-	res := string(out) + "." + frac
-	if neg {
-		res = "-" + res
-	}
-	return res
-}
+// num formats a table value (metrics.Format).
+func num(v float64) string { return metrics.Format(v) }
 
 // Requests returns the captured per-request records, in arrival order.
 func (r *Report) Requests() []RequestRecord { return r.requests }

@@ -194,7 +194,7 @@ func TestSummaryKeysAndTable(t *testing.T) {
 		t.Errorf("processed_output_tokens_per_s %v", r.Summary["processed_output_tokens_per_s"])
 	}
 	tab := r.Table()
-	for _, want := range []string{"NVIDIA AIPerf | LLM Metrics", "Time to First Token (ms)", "Request Count (requests)", "Wall Time (ms): 1,000.00"} {
+	for _, want := range []string{"NVIDIA AIPerf | LLM Metrics", "Time to First Token (ms)", "Request Count (requests)", "Input Sequence Length (tokens)", "Simulator wall time (ms): 1,000"} {
 		if !strings.Contains(tab, want) {
 			t.Errorf("table lacks %q:\n%s", want, tab)
 		}

@@ -348,3 +348,14 @@ func TestTinyPoolSelfPreemption(t *testing.T) {
 		}
 	}
 }
+
+// The console table (`dynosim predict --format table`) of the golden run:
+// AIPerf's rows and columns from metrics.Build (the page shows the same),
+// integers as integers.
+func TestGoldenTable(t *testing.T) {
+	rep, err := Predict(Inputs{Config: []byte(golden4), Trace: testTrace(t), TraceName: "conversation_400.jsonl"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "golden_table_conversation_400_4w.txt", []byte(rep.Table()))
+}

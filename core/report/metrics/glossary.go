@@ -1,0 +1,88 @@
+package metrics
+
+import "strings"
+
+// Term is one glossary entry.
+type Term struct{ Name, Text string }
+
+// Glossary explains the metrics and the config fields people confuse, in
+// reading order. The page shows it as its help section; tooltips use Help.
+var Glossary = []Term{
+	{"TTFT", "Time to first token: from a request's arrival to its first output token. It includes waiting in the router and the engine, the prefill of the prompt (in chunks with chunked prefill), time lost to preemption and, when disaggregated, the KV transfer."},
+	{"TTST", "Time to second token: the gap between the first and second output tokens. It is one decode step unless the request was preempted or shared its step with long prefills."},
+	{"ITL", "Inter-token latency: the gap between consecutive output tokens of a request, over all gaps of all requests (AIPerf's definition)."},
+	{"TPOT", "Time per output token: a request's (last token − first token) / (output tokens − 1); its mean is the per-request ITL."},
+	{"Request latency", "End to end: from arrival to the last output token."},
+	{"Per-user throughput", "Output tokens per second one streaming user sees: 1000 / inter-token gap."},
+	{"Goodput", "Completed requests (and their tokens) per simulated second that met every SLA bound: TTFT ≤ ttft_ms, per-request ITL ≤ itl_ms (skipped for one-token outputs), or E2E ≤ e2e_ms. It answers \"do I meet my SLA?\"."},
+	{"SLA", "evaluation.sla: the bounds goodput is measured against (ttft_ms, itl_ms, or e2e_ms alone)."},
+	{"Output throughput per GPU", "Output tokens per simulated second divided by the GPUs the deployment uses (every pool's workers × GPUs per worker)."},
+	{"Prefix reuse", "prefix_cache_reused_ratio: prompt tokens served from the prefix cache over all prompt tokens, at each request's largest admission."},
+	{"First-admission reuse", "first_admission_prefix_cache_reused_ratio: the same at each request's first admission only; a preempted request re-admitted later reuses its own blocks, which is not prefix sharing."},
+	{"Preemption", "vLLM frees a running request's KV blocks when the pool is full and recomputes it later (SGLang: retraction). Many preemptions mean the KV cache is too small for the load."},
+	{"KV cache usage", "Active blocks over the pool's blocks, per worker, after each pass's scheduling."},
+	{"Trace block_size", "traffic.source.block_size: how many tokens one hash id of a Mooncake trace stands for (512 in the public traces). It describes the trace, not the engine."},
+	{"KV block_size", "engine.workers.<role>.kv_cache.block_size: tokens per KV-cache block (page) in the engine: vLLM 64, TensorRT-LLM 32, SGLang 1 by default. Prefix reuse is counted in whole blocks."},
+	{"Capacity", "kv_cache.capacity: how many KV blocks a worker has. type default sizes the pool from GPU memory after the weights (memory_fraction); type fixed uses blocks or bytes as given."},
+	{"Chunked prefill", "scheduler.chunked_prefill: a long prompt is prefilled over several passes of at most max_batched_tokens, so decodes keep running between its chunks."},
+	{"max_batched_tokens", "scheduler.max_batched_tokens: the token budget of one pass (prefill chunks plus one token per decoding request)."},
+	{"Timing model", "engine.workers.<role>.timing: how long a pass takes. default is the roofline of engine.model on engine.hardware; polynomial is the reference's uncalibrated curve (hardware ignored); fixed uses given milliseconds; profile reads a measured .npz table."},
+	{"Disaggregation", "engine.mode disaggregated: prompts run on prefill workers, output tokens on decode workers, and each request's KV moves between them (engine.kv_transfer)."},
+	{"destination_missing", "engine.kv_transfer.timing_mode: charge only the prompt blocks the decode worker does not have cached; full_prompt charges the whole prompt."},
+	{"Simulated vs wall time", "Durations and rates are in simulated time. Wall time is how long the simulator took on this machine; it is never part of a prediction or a comparison."},
+}
+
+// Help is the tooltip of a summary key ("p99_ttft_ms", "goodput_completed_requests"),
+// or "" when it has none.
+func Help(key string) string {
+	if h, ok := help[key]; ok {
+		return h
+	}
+	for _, p := range statPrefixes {
+		if stem, ok := strings.CutPrefix(key, p); ok {
+			if h, ok := help[stem]; ok {
+				return h
+			}
+		}
+	}
+	return ""
+}
+
+func term(name string) string {
+	for _, t := range Glossary {
+		if t.Name == name {
+			return t.Text
+		}
+	}
+	panic("metrics: no glossary term " + name) // a typo here fails every test at init
+}
+
+var statPrefixes = []string{"mean_", "min_", "max_", "median_", "p75_", "p90_", "p95_", "p99_", "std_"}
+
+var help = func() map[string]string {
+	m := map[string]string{
+		"tpot_ms":                                   "Time per output token of a request: (last − first token) / (tokens − 1).",
+		"completed_requests":                        "Requests that produced all their output.",
+		"rejected_requests":                         "Requests that could never run (e.g. a prompt larger than the KV pool).",
+		"unfinished_requests":                       "Requests still running when the run stopped (max_virtual_time_seconds).",
+		"num_preemptions":                           "Times a running request lost its KV blocks and was recomputed later.",
+		"duration_ms":                               "Simulated time until the last request ended.",
+		"total_input_tokens":                        "Prompt tokens of completed requests.",
+		"total_output_tokens":                       "Output tokens of completed requests.",
+		"prefix_cache_reused_ratio":                 term("Prefix reuse"),
+		"first_admission_prefix_cache_reused_ratio": term("First-admission reuse"),
+		"goodput_completed_requests":                "Completed requests that met every SLA bound.",
+		"goodput_output_throughput_tok_s":           "Output tokens per simulated second of the requests that met every SLA bound.",
+		"total_gpus":                                "GPUs of the deployment: every pool's workers × GPUs per worker.",
+		"gpu_hours":                                 "GPUs × simulated hours they were provisioned.",
+		"mean_router_queue_ms":                      "Mean time a request waited in the router before placement.",
+		"router_estimated_overlap_ratio":            "The prompt share the KV router expected to find cached where it placed requests.",
+		"kv_transfer_bytes":                         "KV bytes moved from prefill to decode workers.",
+		"mean_kv_transfer_ms":                       "Mean modeled time of one prefill→decode KV transfer.",
+		"wall_time_ms":                              term("Simulated vs wall time"),
+	}
+	for _, r := range append(append([]Metric(nil), Rows...), Lines...) {
+		m[r.Key] = r.Help
+	}
+	return m
+}()
