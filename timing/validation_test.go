@@ -131,6 +131,18 @@ func TestValidationTable(t *testing.T) {
 			t.Errorf("%s %s %s ctx %d: error %+.1f%% exceeds %.0f%%", measured[i].gpu, measured[i].model, measured[i].what, measured[i].ctx, 100*e, 100*limit)
 		}
 	}
+	// The badge's summary (Validation("default")) must match the table.
+	checked, worst := 0, 0.0
+	for i, e := range errs {
+		if measured[i].checked {
+			checked++
+			worst = max(worst, math.Abs(e))
+		}
+	}
+	if checked != RooflineChecked || len(measured)-checked != RooflineUncheckedMax || math.Abs(100*worst-RooflineWorstPct) > 0.05 {
+		t.Errorf("Validation(\"default\") says %d checked within %.1f%% (%d unchecked); the table has %d within %.1f%% (%d unchecked): update timing/fit.go",
+			RooflineChecked, RooflineWorstPct, RooflineUncheckedMax, checked, 100*worst, len(measured)-checked)
+	}
 	syncDoc(t, docsPath, map[string]string{"measured": mt, "predicted": pt})
 	// The README carries the measured table too (the issue asks for it there).
 	syncDoc(t, "../README.md", map[string]string{"measured": mt})

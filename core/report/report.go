@@ -19,6 +19,9 @@ import (
 // Report is the result of one prediction.
 type Report struct {
 	Summary       Summary        `json:"summary"`
+	SLA           *SLAInfo       `json:"sla,omitempty"` // the bounds goodput used
+	Deployment    *Deployment    `json:"deployment,omitempty"`
+	Warnings      []string       `json:"warnings,omitempty"` // the run is valid but may mislead (a pool that cannot fit its GPU)
 	Outcomes      Outcomes       `json:"outcomes"`
 	Pools         []PoolStats    `json:"pools"`
 	Workers       []WorkerStats  `json:"workers"`
@@ -174,7 +177,7 @@ func Build(c *Collector, info RunInfo) *Report {
 		ttft, ttst, tpot, e2e, isl, osl               []float64
 		duration                                      timing.Time
 	)
-	r := &Report{Workers: info.Workers, Coverage: Coverage{CapturePerRequest: c.capture}}
+	r := &Report{Workers: info.Workers, Coverage: Coverage{CapturePerRequest: c.capture}, SLA: info.SLA.info()}
 	r.Outcomes = Outcomes{RejectedBy: map[string]int{}, StopReason: info.StopReason}
 	for i := range c.recs {
 		q := &c.recs[i]

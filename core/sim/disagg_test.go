@@ -39,11 +39,12 @@ func runKept(t *testing.T, in Inputs) (*report.Report, []replay.Pool) {
 		t.Fatal(err)
 	}
 	cfg := p.cfg
-	pools, xfer, err := p.pools(&cfg, p.wl)
+	c, err := p.cluster(&cfg, p.wl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := replay.Run(p.wl, pools, replay.Options{Load: loadOf(&cfg), Capture: in.CapturePerRequest, Transfer: xfer,
+	pools := c.pools
+	rep, err := replay.Run(p.wl, pools, replay.Options{Load: loadOf(&cfg), Capture: in.CapturePerRequest, Transfer: c.xfer,
 		MaxTime: timing.FromMs(cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000), MaxRequests: cfg.Traffic.Stop.Requests})
 	if err != nil {
 		t.Fatal(err)

@@ -127,12 +127,15 @@ func Prepare(in Inputs) (_ *Prepared, err error) {
 	// Resolve the engines once so their errors (an unknown GPU, a bad
 	// profile) surface here, not in every run.
 	for _, r := range roles(&p.cfg) {
-		ec, _, err := engineConfig(&p.cfg, r, in, p.wl)
+		ec, roof, err := engineConfig(&p.cfg, r, in, p.wl)
 		if err != nil {
 			return nil, err
 		}
 		if err := ec.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)
+		}
+		if _, _, err := deployment(&p.cfg, r, roof, &ec); err != nil {
+			return nil, err
 		}
 	}
 	return p, nil
@@ -191,7 +194,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 	if p.in.Limits.MaxRequests > 0 && total > p.in.Limits.MaxRequests {
 		return nil, fmt.Errorf("%w: %d requests, this service runs at most %d (use the CLI or the page for large runs)", ErrTooLarge, total, p.in.Limits.MaxRequests)
 	}
-	pools, xfer, err := p.pools(&cfg, wl)
+	c, err := p.cluster(&cfg, wl)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +206,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 		Seed:        cfg.Traffic.Load.Seed,
 		Capture:     p.in.CapturePerRequest,
 		SLA:         report.SLA(cfg.Evaluation.SLA),
-		Transfer:    xfer,
+		Transfer:    c.xfer,
 	}
 	opt.MaxPromptTokens, opt.MaxOutputTokens = p.in.Limits.MaxPromptTokens, p.in.Limits.MaxOutputTokens
 	opt.Progress = func(ms float64, done, total int) bool {
@@ -218,22 +221,41 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 		}
 		return progress == nil || progress(Progress{SimTimeMs: ms, Done: done, Total: total})
 	}
-	return replay.Run(wl, pools, opt)
+	rep, err := replay.Run(wl, c.pools, opt)
+	if err != nil {
+		return nil, err
+	}
+	rep.Deployment, rep.Warnings = &c.dep, c.warnings
+	return rep, nil
 }
 
-// pools builds fresh workers and routers for cfg, and the handoff of a
-// disaggregated run.
-func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Pool, *replay.Transfer, error) {
-	var (
-		pools []replay.Pool
-		xfer  *replay.Transfer
-		first int
-	)
+// cluster is what a run replays: fresh pools of workers with their
+// routers, the handoff of a disaggregated run, and what the report says of
+// the deployment.
+type cluster struct {
+	pools    []replay.Pool
+	xfer     *replay.Transfer
+	dep      report.Deployment
+	warnings []string
+}
+
+// cluster builds the cluster of cfg.
+func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster, error) {
+	c := &cluster{dep: report.Deployment{Mode: cfg.Engine.Mode, Backend: cfg.Engine.Backend, Model: cfg.Engine.Model}}
+	first := 0
 	rt := &cfg.Router
 	for _, r := range roles(cfg) {
 		ecfg, roof, err := engineConfig(cfg, r, p.in, wl)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
+		}
+		d, warn, err := deployment(cfg, r, roof, &ecfg)
+		if err != nil {
+			return nil, err
+		}
+		c.dep.Pools = append(c.dep.Pools, d)
+		if warn != "" {
+			c.warnings = append(c.warnings, warn)
 		}
 		// The KV router reads the KV events the workers publish; nothing
 		// else does, so only it pays for them. Decode routing is
@@ -241,11 +263,11 @@ func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Po
 		ecfg.Events = rt.Policy == "kv_router" && rt.KV.UseKVEvents && r.name != "decode"
 		switch r.name {
 		case "prefill":
-			if xfer, err = transfer(cfg, roof); err != nil {
-				return nil, nil, err
+			if c.xfer, err = transfer(cfg, roof); err != nil {
+				return nil, err
 			}
-			link := xfer.Link
-			link.Hold = !xfer.Direct
+			link := c.xfer.Link
+			link.Hold = !c.xfer.Direct
 			ecfg.Prefill = &link
 		case "decode":
 			ecfg.Decode = true
@@ -255,17 +277,17 @@ func (p *Prepared) pools(cfg *config.Config, wl *workload.Workload) ([]replay.Po
 			wc := ecfg
 			wc.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(first+i)*1024
 			if workers[i], err = engine.NewWorker(wc, r.Parallelism.AttentionData); err != nil {
-				return nil, nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)
+				return nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)
 			}
 		}
 		first += len(workers)
 		policy, err := newRouter(cfg, &ecfg, r.name == "decode")
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: router: %w", p.name, err)
+			return nil, fmt.Errorf("%s: router: %w", p.name, err)
 		}
-		pools = append(pools, replay.Pool{Name: r.name, Workers: workers, Router: policy, GPUs: r.GPUs()})
+		c.pools = append(c.pools, replay.Pool{Name: r.name, Workers: workers, Router: policy, GPUs: r.GPUs()})
 	}
-	return pools, xfer, nil
+	return c, nil
 }
 
 // transfer is the handoff of a disaggregated run (spec §7): bytes per

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/report"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -152,4 +153,30 @@ func touchable(wl *workload.Workload, ec *engine.Config) int {
 		}
 	}
 	return n
+}
+
+// deployment describes role r's pool for the report: its GPU, layout,
+// timing and how the GPU's memory divides. A fixed KV pool that cannot fit
+// beside the weights is an error under the roofline timing, whose
+// predictions assume that GPU, and a warning under the timings that ignore
+// the hardware.
+func deployment(cfg *config.Config, r role, roof *timing.Roofline, ec *engine.Config) (report.PoolDeployment, string, error) {
+	fit := roof.Memory(ec.NumBlocks, ec.BlockSize)
+	d := report.PoolDeployment{
+		Name: r.name, Hardware: roof.GPU.Name, Replicas: r.Parallelism.Replicas, Tensor: roof.Par.Tensor,
+		AttentionData: r.Parallelism.AttentionData, GPUsPerWorker: r.GPUs(),
+		Timing: r.Timing.Type, Validation: timing.Validation(r.Timing.Type), Capacity: r.KVCache.Capacity.Type,
+		KVBlocks: ec.NumBlocks, BlockSize: ec.BlockSize,
+		GPUBytes: fit.GPUBytes, WeightsBytes: fit.WeightsBytes, KVBytes: fit.KVBytes, ReserveBytes: fit.ReserveBytes,
+		FreeBytes: fit.FreeBytes, Fits: fit.Fits(),
+	}
+	if d.Fits {
+		return d, "", nil
+	}
+	msg := fmt.Sprintf("%s.kv_cache.capacity: %d blocks of %d tokens take %.1f GiB per GPU; with %.1f GiB of weights and a %.0f GiB reserve that is more than the %s's %.1f GiB",
+		r.path, ec.NumBlocks, ec.BlockSize, fit.KVBytes/(1<<30), fit.WeightsBytes/(1<<30), fit.ReserveBytes/(1<<30), d.Hardware, fit.GPUBytes/(1<<30))
+	if r.Timing.Type == "default" {
+		return d, "", fmt.Errorf("%s; give fewer blocks or capacity type default (sized from memory), or a timing type that ignores the hardware", msg)
+	}
+	return d, msg + " (the timing ignores the hardware, so the run goes on)", nil
 }

@@ -1,0 +1,54 @@
+package timing
+
+import "fmt"
+
+// MemoryFit is how one GPU's memory divides for a worker: weights, the KV
+// pool, the runtime reserve and what is left (negative: it does not fit).
+type MemoryFit struct {
+	GPUBytes, WeightsBytes, KVBytes, ReserveBytes, FreeBytes float64
+}
+
+// Fits reports whether the worker fits in its GPU's memory.
+func (f MemoryFit) Fits() bool { return f.FreeBytes >= 0 }
+
+// Memory is the memory fit of a pool of blocks KV blocks of blockSize
+// tokens per attention rank (each rank's pool is split over its tensor
+// ranks, as the KV heads are).
+func (r *Roofline) Memory(blocks, blockSize int) MemoryFit {
+	m := r.Model
+	m.WeightBytes = r.weightBytes
+	f := MemoryFit{
+		GPUBytes:     r.GPU.MemoryBytes,
+		WeightsBytes: WeightBytesPerGPU(m, r.Par),
+		KVBytes:      float64(blocks) * float64(blockSize) * float64(KVBytesPerToken(r.Model, r.Par.Tensor)),
+		ReserveBytes: DefaultRuntimeReserveBytes,
+	}
+	f.FreeBytes = f.GPUBytes - f.WeightsBytes - f.KVBytes - f.ReserveBytes
+	return f
+}
+
+// The roofline's validation against public single-pass measurements
+// (docs/timing.md; TestValidationTable keeps these true): how many rows
+// are held to the goal and the worst of their errors, and how many more
+// are shown unchecked.
+const (
+	RooflineChecked      = 6
+	RooflineWorstPct     = 9.3
+	RooflineUncheckedMax = 3
+)
+
+// Validation says, for a timing type, how far its predictions can be
+// trusted; the page shows it as the timing badge.
+func Validation(kind string) string {
+	switch kind {
+	case "default":
+		return fmt.Sprintf("roofline: within %.1f %% of %d checked public single-pass measurements (%d more shown unchecked in docs/timing.md)", RooflineWorstPct, RooflineChecked, RooflineUncheckedMax)
+	case "polynomial":
+		return "polynomial: the reference's uncalibrated curve; model and hardware ignored"
+	case "fixed":
+		return "fixed: the pass times you gave; model and hardware ignored"
+	case "profile":
+		return "profile: interpolated from your measured table; trust it within the range it covers"
+	}
+	return kind
+}
