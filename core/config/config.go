@@ -247,7 +247,7 @@ func Parse(name string, data []byte, sets []string) (Config, error) {
 	if len(bytes.TrimSpace(data)) > 0 {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-			return cfg, fmt.Errorf("%s: %s", name, yamlMsg(err))
+			return cfg, syntaxMsg(name, data, err)
 		}
 		var extra yaml.Node
 		if err := dec.Decode(&extra); err == nil {
