@@ -134,6 +134,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if *format != "table" && *format != "json" {
 		return usageError{fmt.Errorf("--format: must be table or json, got %q", *format)}
 	}
+	if *capture && *outDir == "" {
+		return usageError{errors.New("--capture-per-request writes requests.jsonl into --output-dir DIR; give --output-dir")}
+	}
 
 	in := sim.Inputs{Sets: sets, CapturePerRequest: *capture}
 	if *cfgPath == "" {

@@ -81,6 +81,11 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		}, "dynosim: --set engine.workers.aggregated.kv_cache.block_size: must be ≥ 2 for vllm, got 1"},
 		{"missing file", func() []string { return []string{"predict", "--trace", filepath.Join(dir, "none.jsonl")} }, "dynosim: " + filepath.Join(dir, "none.jsonl") + ": no such file"},
 		{"bad format flag", func() []string { return []string{"predict", "--format", "xml"} }, "dynosim: --format: must be table or json"},
+		{"capture without a directory", func() []string { return []string{"predict", "--capture-per-request"} }, "dynosim: --capture-per-request writes requests.jsonl into --output-dir DIR"},
+		{"unknown key by --set", func() []string { return []string{"predict", "--set", "engine.bogus=1"} }, "dynosim: --set engine.bogus: unknown key"},
+		{"unclosed bracket", func() []string {
+			return []string{"predict", "-c", write(t, dir, "f.yaml", "x: 1\n# {\nengine: {mode: aggregated\nrouter: {}\n")}
+		}, "dynosim: f.yaml:3: did not find expected ',' or '}': the '{' opened on this line is never closed"},
 		{"unknown command", func() []string { return []string{"predicts"} }, `dynosim: unknown command "predicts"`},
 	}
 	for _, tc := range tests {

@@ -38,8 +38,10 @@ func runServe(args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	site := public.Handler()
 	if !public.Built() {
-		fmt.Fprintln(os.Stderr, "dynosim: warning: the page's WebAssembly is not built into this binary; use `make serve` (or `make wasm` before building)")
+		fmt.Fprintln(os.Stderr, "dynosim: warning: "+notBuilt)
+		site = notBuiltPage(site)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -49,8 +51,25 @@ func runServe(args []string) error {
 	if svc != "" {
 		fmt.Printf("dynosim: the page offers runs on the shared service %s\n", svc)
 	}
-	srv := &http.Server{Handler: withSecurityHeaders(withServiceConfig(public.Handler(), svc)), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withSecurityHeaders(withServiceConfig(site, svc)), ReadHeaderTimeout: 10 * time.Second}
 	return srv.Serve(ln)
+}
+
+const notBuilt = "the page's WebAssembly is not built into this binary (a plain `go build` or `go run` does not build it); run `make serve`, or `make wasm` before building"
+
+// notBuiltPage answers the page itself with what to do instead of a page
+// that would wait for its WebAssembly forever; other files are served.
+func notBuiltPage(site http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" && r.URL.Path != "/index.html" {
+			site.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>DynoSim: page not built</title><h1>DynoSim: the page is not built</h1><p>%s.</p></html>\n",
+			strings.NewReplacer("`make serve`", "<code>make serve</code>", "`make wasm`", "<code>make wasm</code>", "`go build`", "<code>go build</code>", "`go run`", "<code>go run</code>").Replace(notBuilt))
+	})
 }
 
 // serviceURL checks a --service-url value: empty (off) or an absolute http(s)

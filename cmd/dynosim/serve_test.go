@@ -98,3 +98,23 @@ func TestPageHasNoInlineScript(t *testing.T) {
 		t.Error("index.html has an inline event handler: the Content-Security-Policy blocks it")
 	}
 }
+
+// A binary built without the page's WebAssembly (a bare `go run
+// ./cmd/dynosim serve`) answers the page with what to run instead of a
+// page stuck loading; other files are still served.
+func TestServeNotBuilt(t *testing.T) {
+	base := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "static "+r.URL.Path) })
+	h := notBuiltPage(base)
+	for _, path := range []string{"/", "/index.html"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "<code>make serve</code>") {
+			t.Errorf("%s: %d %q", path, rec.Code, rec.Body.String())
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/app.js", nil))
+	if rec.Body.String() != "static /app.js" {
+		t.Errorf("/app.js = %q", rec.Body.String())
+	}
+}
