@@ -1,47 +1,98 @@
 // charts.js draws the result plots with uPlot (copied from node_modules at
-// build time). Go's UI calls dynosimCharts.render(report) after each run;
-// the previous run is kept and drawn beside the new one ("compare").
+// build time). Go's UI calls dynosimCharts.render(report) after each run, or
+// dynosimCharts.setRuns(runs) with the current run first and earlier runs
+// after it; earlier runs are overlaid dashed and faded ("compare").
 "use strict";
 (function () {
-  let last = null, prev = null, plots = [];
+  // runs[0] is the current run (solid); the rest are overlaid (dashed).
+  // At most MAX_RUNS are drawn: more lines than that are unreadable.
+  const MAX_RUNS = 6;
+  let runs = [], plots = [], figures = [];
+  // prefs keeps each plot's toggles (log x, show workers) across redraws, by
+  // plot key, so a resize or a new run does not reset what the user chose.
+  const prefs = new Map();
   const palette = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777",
     "#4f46e5", "#65a30d", "#0d9488", "#b91c1c", "#7c3aed", "#c2410c", "#0369a1", "#a16207"];
+  // runColors: one colour per run, dark enough on white (contrast ≥ 4.5:1).
+  const runColors = ["#1d4ed8", "#b91c1c", "#15803d", "#7e22ce", "#c2410c", "#0e7490"];
+  const runDash = (i) => (i === 0 ? null : [[6, 4], [2, 3], [10, 3, 2, 3], [4, 4], [1, 2]][(i - 1) % 5]);
+
+  function alpha(hex, a) {
+    const n = parseInt(hex.slice(1), 16);
+    return `rgba(${(n >> 16) & 255},${(n >> 8) & 255},${n & 255},${a})`;
+  }
 
   // overlay aligns several (xs, ys) lines on one sorted x axis (uPlot needs a
   // shared x); a line is null where it has no point, and gaps are spanned.
+  // Lines sharing x values share rows (so a mean and its min–max band line
+  // up); a repeated x within one line (a CDF step) keeps its own row.
   function overlay(lines) {
-    const pts = [];
-    lines.forEach((l, i) => l.xs.forEach((x, j) => { if (Number.isFinite(x) && Number.isFinite(l.ys[j])) pts.push([x, i, l.ys[j]]); }));
-    pts.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    const xs = pts.map((p) => p[0]);
-    const data = [xs];
-    lines.forEach((_, i) => data.push(pts.map((p) => (p[1] === i ? p[2] : null))));
+    const rows = new Map();
+    lines.forEach((l, i) => {
+      const seen = new Map();
+      l.xs.forEach((x, j) => {
+        const y = l.ys[j];
+        if (!Number.isFinite(x) || !Number.isFinite(y)) return;
+        const k = seen.get(x) || 0;
+        seen.set(x, k + 1);
+        const key = x + "#" + k;
+        let r = rows.get(key);
+        if (!r) rows.set(key, (r = { x, k, ys: new Array(lines.length).fill(null) }));
+        r.ys[i] = y;
+      });
+    });
+    const sorted = [...rows.values()].sort((a, b) => a.x - b.x || a.k - b.k);
+    const data = [sorted.map((r) => r.x)];
+    lines.forEach((_, i) => data.push(sorted.map((r) => r.ys[i])));
     return data;
   }
 
-  function cdfLines(key, label) {
-    const out = [];
-    const add = (rep, name, dash) => {
-      const q = rep && rep.distributions && rep.distributions[key];
-      if (!q || !q.length) return;
-      out.push({ label: name, xs: q, ys: q.map((_, i) => i / (q.length - 1)), dash });
-    };
-    add(last, "this run", null);
-    add(prev, "previous run", [6, 4]);
-    return { title: label + " CDF", xlabel: label, ylabel: "fraction of requests", lines: out, xtime: false };
+  const current = () => (runs.length ? runs[0].report : null);
+  // runLabel names a run in a legend: plain "this run" when it is alone.
+  const runLabel = (i) => (runs.length === 1 ? "this run" : runs[i].name || (i === 0 ? "this run" : "run " + i));
+
+  function quantile(q, p) {
+    return q[Math.min(q.length - 1, Math.round(p * (q.length - 1)))];
   }
 
-  function timeLines(title, ylabel, pick) {
-    const out = [];
-    const add = (rep, name, dash) => {
-      const ts = rep && rep.timeseries;
+  // cdfSpec: one line per run. distributions hold evenly spaced quantiles
+  // (min … max), so the CDF is (q[i], i/(n-1)). Linear x is clipped at the
+  // largest p99 of the runs: the ITL tail (a max 50× the p99) would otherwise
+  // squeeze the whole curve into the first few percent of the width. The log
+  // toggle shows the full range. The SLA bound (report.sla) of the current
+  // run is drawn as a labeled vertical dashed line.
+  function cdfSpec(key, slaKey, label, id) {
+    const lines = [];
+    let clip = -Infinity;
+    runs.forEach((r, i) => {
+      const q = r.report && r.report.distributions && r.report.distributions[key];
+      if (!Array.isArray(q) || q.length < 2) return;
+      clip = Math.max(clip, quantile(q, 0.99));
+      lines.push({ label: runLabel(i), xs: q, ys: q.map((_, j) => j / (q.length - 1)), color: runColors[i], dash: runDash(i), width: i === 0 ? 2 : 1.5, run: i });
+    });
+    const sla = current() && current().sla && current().sla[slaKey];
+    return { id, kind: "cdf", title: label + " CDF", xlabel: label, ylabel: "fraction of requests", lines,
+      clip: Number.isFinite(clip) ? clip : null, sla: typeof sla === "number" && sla > 0 ? sla : null, slaLabel: "SLA " + sla + " ms" };
+  }
+
+  // bucketLabel gives the time axis label with the bucket width of the
+  // current run, since every point is a bucket mean.
+  function timeLabel() {
+    const b = current() && current().timeseries && current().timeseries.bucket_ms;
+    if (!(b > 0)) return "simulated time (s)";
+    const w = b < 1000 ? Math.round(b) + " ms" : +(b / 1000).toFixed(b < 10000 ? 1 : 0) + " s";
+    return "simulated time (s), " + w + " buckets";
+  }
+
+  // timeSpec: run-wide series (throughput, prefix reuse), one line per run.
+  function timeSpec(id, title, ylabel, pick) {
+    const lines = [];
+    runs.forEach((r, i) => {
+      const ts = r.report && r.report.timeseries;
       if (!ts || !ts.t_ms) return;
-      const xs = ts.t_ms.map((t) => t / 1000);
-      pick(ts, rep).forEach((s) => out.push({ label: s.label + name, xs, ys: s.ys, dash, color: s.color }));
-    };
-    add(last, "", null);
-    add(prev, " (previous)", [6, 4]);
-    return { title, xlabel: "simulated time (s)", ylabel, lines: out };
+      lines.push({ label: runLabel(i), xs: ts.t_ms.map((t) => t / 1000), ys: pick(ts) || [], color: runColors[i], dash: runDash(i), width: i === 0 ? 2 : 1.5, run: i });
+    });
+    return { id, kind: "time", title, xlabel: timeLabel(), ylabel, lines };
   }
 
   // poolRange is the [first, end) global worker indices of the named pool in
@@ -56,22 +107,58 @@
     return [first, Math.min(n, first + (p.workers || 0))];
   }
 
-  // perWorker picks one series per worker of one pool; time series are
-  // indexed by the global worker index.
-  const perWorker = (field, pool) => (ts, rep) => {
+  // workerStats returns the per-bucket mean, min and max across the workers
+  // of one pool, plus the single workers' series, or null without workers.
+  function workerStats(rep, field, pool) {
+    const ts = rep && rep.timeseries;
+    if (!ts || !ts.t_ms) return null;
     const ws = ts.workers || [];
     const r = poolRange(rep, pool, ws.length);
-    if (!r) return [];
-    const out = [];
-    for (let i = r[0]; i < r[1]; i++) out.push({ label: "worker " + i, ys: ws[i][field] || [], color: palette[i % palette.length] });
-    return out;
-  };
+    if (!r || r[1] <= r[0]) return null;
+    const each = [];
+    for (let w = r[0]; w < r[1]; w++) each.push({ index: w, ys: ws[w][field] || [] });
+    const mean = [], min = [], max = [];
+    ts.t_ms.forEach((_, b) => {
+      let s = 0, n = 0, lo = Infinity, hi = -Infinity;
+      for (const e of each) {
+        const v = e.ys[b];
+        if (!Number.isFinite(v)) continue;
+        s += v; n++; lo = Math.min(lo, v); hi = Math.max(hi, v);
+      }
+      mean.push(n ? s / n : null); min.push(n ? lo : null); max.push(n ? hi : null);
+    });
+    return { xs: ts.t_ms.map((t) => t / 1000), mean, min, max, each };
+  }
 
-  function workerSpecs(pool, suffix) {
+  // workerSpec: 8–16 overlapping worker lines are unreadable, so a per-worker
+  // series is drawn as the mean across the workers with a min–max band for
+  // the current run (earlier runs: their mean only, dashed). The single
+  // workers are still added, hidden, and "show workers" reveals them.
+  function workerSpec(id, title, ylabel, field, pool) {
+    const lines = [], bands = [];
+    runs.forEach((r, i) => {
+      const st = workerStats(r.report, field, pool);
+      if (!st) return;
+      const c = runColors[i];
+      const name = runs.length === 1 ? "" : " · " + runLabel(i);
+      lines.push({ label: "mean" + name, xs: st.xs, ys: st.mean, color: c, dash: runDash(i), width: i === 0 ? 2 : 1.5, run: i, role: "mean" });
+      if (i !== 0) return;
+      const hi = lines.push({ label: "max", xs: st.xs, ys: st.max, color: alpha(c, 0.45), width: 1, run: i, role: "band" });
+      const lo = lines.push({ label: "min", xs: st.xs, ys: st.min, color: alpha(c, 0.45), width: 1, run: i, role: "band" });
+      bands.push({ series: [hi, lo], fill: alpha(c, 0.16) });
+      for (const e of st.each) lines.push({ label: "worker " + e.index, xs: st.xs, ys: e.ys, color: alpha(palette[e.index % palette.length], 0.75), width: 1, run: i, role: "worker" });
+    });
+    return { id, kind: "workers", title, xlabel: timeLabel(), ylabel, lines, bands };
+  }
+
+  // workerSpecs: the plot ids carry the pool only when there are several
+  // (an aggregated run's one pool keeps the plain ids).
+  function workerSpecs(pool, suffix, several) {
+    const k = several ? "-" + pool : "";
     return [
-      timeLines("Running requests per worker" + suffix, "requests", perWorker("running", pool)),
-      timeLines("Waiting requests per worker" + suffix, "requests", perWorker("waiting", pool)),
-      timeLines("KV cache usage per worker" + suffix, "fraction of blocks", perWorker("kv_usage", pool)),
+      workerSpec("running" + k, "Running requests per worker" + suffix, "requests", "running", pool),
+      workerSpec("waiting" + k, "Waiting requests per worker" + suffix, "requests", "waiting", pool),
+      workerSpec("kv" + k, "KV cache usage per worker" + suffix, "fraction of blocks", "kv_usage", pool),
     ];
   }
 
@@ -89,20 +176,54 @@
   // the run-wide plots, then one group per pool so prefill and decode workers
   // are never mixed in one plot.
   function groups() {
+    const last = current();
     const reuse = last && last.summary ? last.summary.prefix_cache_reused_ratio : undefined;
-    const cdfs = [cdfLines("ttft_ms", "TTFT (ms)"), cdfLines("itl_ms", "ITL (ms)"),
-      timeLines("Output throughput", "tokens/s", (ts) => [{ label: "output tokens/s", ys: ts.output_tokens_per_s || [], color: palette[0] }])];
-    const reuseSpec = timeLines("Prefix reuse" + (reuse !== undefined ? " (overall " + (reuse * 100).toFixed(1) + "%)" : ""), "reused / input tokens",
-      (ts) => [{ label: "prefix reuse", ys: ts.prefix_reuse_ratio || [], color: palette[2] }]);
+    const cdfs = [cdfSpec("ttft_ms", "ttft_ms", "TTFT (ms)", "ttft"), cdfSpec("itl_ms", "itl_ms", "ITL (ms)", "itl"),
+      timeSpec("throughput", "Output throughput", "tokens/s", (ts) => ts.output_tokens_per_s)];
+    const reuseSpec = timeSpec("reuse", "Prefix reuse" + (typeof reuse === "number" ? " (overall " + (reuse * 100).toFixed(1) + "%)" : ""), "reused / input tokens",
+      (ts) => ts.prefix_reuse_ratio);
     const pools = disaggregated(last);
     if (!pools) {
       const one = last && Array.isArray(last.pools) && last.pools.length === 1 ? last.pools[0].name : null;
-      return [{ title: "", pool: null, specs: [...cdfs, ...workerSpecs(one, ""), reuseSpec] }];
+      return [{ title: "", pool: null, specs: [...cdfs, ...workerSpecs(one, "", false), reuseSpec] }];
     }
     return [{ title: "", pool: null, specs: [...cdfs, reuseSpec] },
-      ...pools.map((p) => ({ title: poolTitle(p.name), pool: p.name, specs: workerSpecs(p.name, " (" + p.name + ")") }))];
+      ...pools.map((p) => ({ title: poolTitle(p.name), pool: p.name, specs: workerSpecs(p.name, " (" + p.name + ")", true) }))];
   }
 
+  // saturation returns why the current run looks saturated, or "". A
+  // saturated deployment's numbers depend on how long the trace is, not on
+  // the deployment, so the page says so above the plots. Either rule fires:
+  //  1. queue: the mean waiting queue per worker (over the workers that
+  //     queue: every worker, or the prefill pool of a disaggregated run) is
+  //     above 1 request for more than half the simulated time and peaks above
+  //     5. A deployment with spare capacity empties its queue between bursts;
+  //     one over capacity builds a backlog while requests arrive and spends
+  //     the rest of the run draining it. A run cut off while the queue still
+  //     grows (its last value above 1 and above twice its value at the
+  //     midpoint, rising through the last third) counts as well.
+  //  2. TTFT: mean TTFT above 10× the median. Prefill takes about the median
+  //     at most, so such a mean means a minority of requests waited in a
+  //     backlog far longer than any prefill.
+  function saturation(rep) {
+    if (!rep) return "";
+    const pools = disaggregated(rep);
+    const pre = pools && pools.find((p) => p.name === "prefill");
+    const st = workerStats(rep, "waiting", pre ? "prefill" : null);
+    if (st && st.mean.length >= 6) {
+      const m = st.mean.map((v) => v || 0), n = m.length;
+      const busy = m.filter((v) => v > 1).length / n;
+      const peak = Math.max(...m);
+      const mid = m[Math.floor(n / 2)], third = m[Math.floor((2 * n) / 3)], end = m[n - 1];
+      const growing = end > 1 && end > 2 * mid && end >= third && third >= mid;
+      if ((busy > 0.5 && peak > 5) || growing) return "the waiting queue grows without bound";
+    }
+    const s = rep.summary || {};
+    if (s.mean_ttft_ms > 10 * s.median_ttft_ms && s.median_ttft_ms > 0) return "the mean TTFT is more than 10× the median";
+    return "";
+  }
+
+  const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
   const fmtNum = (v, digits) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(digits) : "—");
   const fmtPct = (v) => (typeof v === "number" && Number.isFinite(v) ? (v * 100).toFixed(1) + " %" : "—");
   const fmtInt = (v) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v).toLocaleString("en-US") : "—");
@@ -174,26 +295,35 @@
     return wrap;
   }
 
+  // chartWidth: two columns from 760 px, else one; never wider than the grid
+  // (phones: no horizontal scroll).
   function chartWidth(grid) {
     const w = grid.clientWidth || 600;
     const cols = w >= 760 ? 2 : 1;
-    return Math.max(240, Math.floor(w / cols) - 24);
+    return Math.max(200, Math.min(w, Math.floor((w - 12 * (cols - 1)) / cols)));
   }
 
   function draw() {
     const root = document.getElementById("charts");
+    const last = current();
     if (!root || !last || typeof uPlot === "undefined") return;
     plots.forEach((p) => p.destroy());
     plots = [];
+    figures = [];
     root.textContent = "";
     const topo = topology(last);
     if (topo) {
       root.appendChild(el("h2", "", "Serving topology"));
       root.appendChild(topo);
     }
-    const h = document.createElement("h2");
-    h.textContent = prev ? "Plots (dashed: previous run)" : "Plots";
-    root.appendChild(h);
+    const why = saturation(last);
+    if (why) {
+      const n = el("p", "saturation", "The deployment is saturated: " + why + " — results depend on the run length.");
+      n.setAttribute("data-testid", "saturation");
+      n.setAttribute("role", "status");
+      root.appendChild(n);
+    }
+    root.appendChild(el("h2", "", runs.length > 1 ? "Plots (solid: this run; dashed: " + (runs.length - 1) + (runs.length === 2 ? " earlier run)" : " earlier runs)") : "Plots"));
     for (const g of groups()) {
       const specs = g.specs.filter((s) => s.lines.length);
       if (!specs.length) continue;
@@ -205,44 +335,153 @@
         parent.appendChild(el("h3", "", g.title));
         root.appendChild(parent);
       }
-      const grid = document.createElement("div");
-      grid.className = "chartgrid";
+      const grid = el("div", "chartgrid");
       parent.appendChild(grid);
-      drawGrid(grid, specs);
+      for (const s of specs) figure(grid, s);
     }
   }
 
-  function drawGrid(grid, specs) {
-    for (const s of specs) {
-      const fig = document.createElement("figure");
-      fig.className = "chart";
-      grid.appendChild(fig);
-      const series = [{ label: s.xlabel }];
-      s.lines.forEach((l, i) => series.push({
-        label: l.label, stroke: l.color || (i === 0 ? palette[0] : palette[1]), width: 1.5,
-        dash: l.dash || undefined, spanGaps: true, points: { show: false },
-      }));
-      const opts = {
-        title: s.title, width: chartWidth(grid), height: 220,
-        scales: { x: { time: false } }, series,
-        axes: [{ label: s.xlabel }, { label: s.ylabel }],
-        legend: { live: true }, cursor: { drag: { x: true, y: false } },
-      };
-      plots.push(new uPlot(opts, overlay(s.lines), fig));
+  function toggle(fig, testid, label, on, onChange) {
+    const l = el("label", "chart-toggle");
+    const cb = document.createElement("input");
+    cb.type = "checkbox";
+    cb.checked = on;
+    cb.setAttribute("data-testid", testid);
+    cb.addEventListener("change", () => onChange(cb.checked));
+    l.appendChild(cb);
+    l.appendChild(document.createTextNode(" " + label));
+    fig.querySelector(".chart-tools").appendChild(l);
+  }
+
+  // figure draws one plot with its toggles; a toggle redraws only this plot.
+  function figure(grid, s) {
+    const fig = el("figure", "chart");
+    fig.setAttribute("data-testid", "plot-" + s.id);
+    fig.appendChild(el("div", "chart-tools"));
+    grid.appendChild(fig);
+    const pref = prefs.get(s.id) || { log: false, workers: false };
+    prefs.set(s.id, pref);
+    const slot = { u: null };
+    const build = () => {
+      const i = plots.indexOf(slot.u);
+      if (slot.u) slot.u.destroy();
+      slot.u = plot(fig, s, pref, chartWidth(grid));
+      if (i >= 0) plots[i] = slot.u; else plots.push(slot.u);
+    };
+    if (s.kind === "cdf") toggle(fig, "log-x", "log x", pref.log, (v) => { pref.log = v; build(); });
+    if (s.kind === "workers" && s.lines.some((l) => l.role === "worker")) {
+      toggle(fig, "show-workers", "show workers", pref.workers, (v) => {
+        pref.workers = v;
+        showWorkers(slot.u, fig, s, v);
+      });
     }
+    build();
+    figures.push({ fig, spec: s, pref, get u() { return slot.u; } });
+  }
+
+  function showWorkers(u, fig, s, on) {
+    fig.classList.toggle("workers-hidden", !on);
+    fig.dataset.workers = on ? "shown" : "hidden";
+    u.batch(() => s.lines.forEach((l, i) => { if (l.role === "worker") u.setSeries(i + 1, { show: on }); }));
+  }
+
+  function plot(fig, s, pref, width) {
+    const log = s.kind === "cdf" && pref.log;
+    // log x needs positive values; a CDF quantile of 0 ms is dropped there.
+    const lines = log ? s.lines.map((l) => ({ ...l, ys: l.ys.map((y, j) => (l.xs[j] > 0 ? y : null)) })) : s.lines;
+    // the x entry of the legend shows the hovered x: a short name keeps the
+    // legend on one line (the axis carries the full label)
+    const series = [{ label: s.kind === "cdf" ? s.xlabel.replace(/ \(.*/, "") : "t (s)" }];
+    lines.forEach((l) => series.push({
+      label: l.label, stroke: l.color, width: l.width || 1.5, dash: l.dash || undefined,
+      spanGaps: true, points: { show: false },
+      show: l.role === "worker" ? pref.workers : true,
+    }));
+    const x = { time: false };
+    if (log) { x.distr = 3; x.log = 10; }
+    else if (s.kind === "cdf" && s.clip !== null) {
+      // clip at p99 (but keep the SLA bound in view)
+      const lo = Math.min(...s.lines.map((l) => l.xs[0]));
+      const hi = Math.max(s.clip, s.sla ? s.sla * 1.08 : -Infinity);
+      if (hi > lo) x.range = [Math.min(0, lo), hi];
+    }
+    const scales = { x };
+    if (s.kind === "cdf") scales.y = { range: [0, 1] };
+    // compact tick labels (8M, not 8,000,000) so ticks never run together
+    const ticks = (u, splits) => splits.map((v) => (v == null ? "" : Math.abs(v) >= 10000 ? compact.format(v) : +v.toPrecision(6) + ""));
+    const axis = { stroke: "#1f2328", grid: { stroke: "#e5e7eb", width: 1 }, ticks: { stroke: "#d0d7de", width: 1 }, values: ticks, space: 40 };
+    const xlabel = s.kind === "cdf" ? s.xlabel + (log ? ", log scale" : s.clip !== null ? ", up to p99" : "") : s.xlabel;
+    const opts = {
+      title: s.title, width, height: 220, scales, series, bands: s.bands || [],
+      axes: [{ ...axis, label: xlabel }, { ...axis, label: s.ylabel }],
+      legend: { live: true }, cursor: { drag: { x: true, y: false } },
+      hooks: s.sla ? { draw: [(u) => placeSla(u, s)] } : {},
+    };
+    fig.dataset.log = log ? "1" : "0";
+    fig.dataset.xlabel = xlabel; // axis labels are canvas pixels: keep them readable for tests
+    fig.dataset.runs = String(new Set(s.lines.map((l) => l.run)).size);
+    // the figure is exactly as wide as the plot, so a long legend scrolls
+    // inside it instead of widening the grid column
+    fig.style.width = width + "px";
+    const u = new uPlot(opts, overlay(lines), fig);
+    if (s.kind === "workers") {
+      // mark worker legend entries so CSS can fold them away while hidden
+      const rows = u.root.querySelectorAll(".u-legend .u-series");
+      lines.forEach((l, i) => { if (l.role === "worker" && rows[i + 1]) rows[i + 1].classList.add("worker-entry"); });
+      fig.classList.toggle("workers-hidden", !pref.workers);
+      fig.dataset.workers = pref.workers ? "shown" : "hidden";
+    }
+    if (s.sla) {
+      const line = el("div", "sla-line");
+      line.setAttribute("data-testid", "sla-" + s.id);
+      line.dataset.value = String(s.sla);
+      line.appendChild(el("span", "sla-label", s.slaLabel));
+      u.over.appendChild(line);
+      placeSla(u, s);
+    }
+    return u;
+  }
+
+  // placeSla keeps the SLA line (a DOM element in uPlot's overlay, so it is
+  // labeled text, not pixels) at the bound whenever the scale changes.
+  function placeSla(u, s) {
+    const line = u.over.querySelector(".sla-line");
+    if (!line) return;
+    const left = u.valToPos(s.sla, "x");
+    const inside = Number.isFinite(left) && left >= 0 && left <= u.over.clientWidth;
+    line.style.display = inside ? "" : "none";
+    line.style.left = left + "px";
+    line.classList.toggle("sla-flip", left > u.over.clientWidth * 0.7);
   }
 
   let resizeTimer = 0;
   window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 150); });
 
-  window.dynosimCharts = {
+  const api = window.dynosimCharts = {
+    // render(report) draws a new run; the run before it stays, overlaid.
     render(report) {
-      if (last) prev = last;
-      last = report;
+      const prev = runs.length ? { name: "previous run", report: runs[0].report } : null;
+      api.setRuns(prev ? [{ name: "this run", report }, prev] : [{ name: "this run", report }]);
+    },
+    // setRuns([{name, report}, …]) draws the first run solid and the others
+    // (at most MAX_RUNS in all) dashed, named in the legends.
+    setRuns(list) {
+      runs = (Array.isArray(list) ? list : []).filter((r) => r && r.report).slice(0, MAX_RUNS)
+        .map((r, i) => ({ name: String(r.name || (i === 0 ? "this run" : "run " + i)), report: r.report }));
       // let Vugu finish patching the DOM first
       requestAnimationFrame(draw);
     },
     get count() { return plots.length; },
+    // runs: the drawn runs, [{name, report}], current first.
+    get runs() { return runs.slice(); },
+    // describe() lists the drawn plots (for tests): id, visible series, bands.
+    describe() {
+      return figures.map((f) => ({
+        id: f.spec.id, title: f.spec.title, kind: f.spec.kind, log: f.fig.dataset.log === "1", xlabel: f.fig.dataset.xlabel,
+        runs: Number(f.fig.dataset.runs), bands: (f.spec.bands || []).length,
+        shown: f.u ? f.u.series.slice(1).filter((x) => x.show).map((x) => x.label) : [],
+      }));
+    },
     overlay,
   };
 })();
