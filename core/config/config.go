@@ -441,6 +441,9 @@ func check(name string, n *yaml.Node, t reflect.Type, path string) error {
 				p = path + "." + k.Value
 			}
 			f, ok := fieldByTag(t, k.Value)
+			if !ok && path == "" && (k.Value == "optimization" || k.Value == "optimizer") {
+				return fmt.Errorf("%s:%d: %s: belongs to a `dynosim recommend` config; predict takes one configuration", name, k.Line, p)
+			}
 			if !ok {
 				if k.Line == 0 {
 					return fmt.Errorf("--set %s: unknown key", p)
@@ -464,6 +467,9 @@ func check(name string, n *yaml.Node, t reflect.Type, path string) error {
 			}
 		}
 	default:
+		if IsDomain(n) {
+			return fmt.Errorf("%s: a search domain ({choices} or {range}) is for `dynosim recommend`; predict needs one value", where())
+		}
 		if n.Kind != yaml.ScalarNode {
 			return fmt.Errorf("%s: must be a %s value", where(), kindName(t.Kind()))
 		}
@@ -472,6 +478,12 @@ func check(name string, n *yaml.Node, t reflect.Type, path string) error {
 		}
 	}
 	return nil
+}
+
+// IsDomain reports whether n is a recommend search domain: a mapping of
+// exactly one key, choices or range.
+func IsDomain(n *yaml.Node) bool {
+	return n.Kind == yaml.MappingNode && len(n.Content) == 2 && (n.Content[0].Value == "choices" || n.Content[0].Value == "range")
 }
 
 func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {

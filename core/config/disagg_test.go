@@ -49,3 +49,18 @@ func TestDisaggregatedConfig(t *testing.T) {
 		t.Fatalf("kv_transfer defaults %+v (%v)", k, err)
 	}
 }
+
+// predict takes one configuration: a search domain or the recommend
+// sections are errors naming the key.
+func TestPredictRejectsRecommend(t *testing.T) {
+	for _, tc := range []struct{ yaml, err string }{
+		{"engine:\n  workers:\n    aggregated:\n      parallelism: {replicas: {choices: [2, 4]}}", "c.yaml:4: engine.workers.aggregated.parallelism.replicas: a search domain ({choices} or {range}) is for `dynosim recommend`"},
+		{"router: {temperature: {range: {min: 0, max: 1}}}", "c.yaml:1: router.temperature: a search domain"},
+		{"optimization: {target: throughput}", "c.yaml:1: optimization: belongs to a `dynosim recommend` config"},
+		{"engine: {}\noptimizer: {max_trials: 3}", "c.yaml:2: optimizer: belongs to a `dynosim recommend` config"},
+	} {
+		if _, err := Parse("c.yaml", []byte(tc.yaml), nil); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.err)
+		}
+	}
+}
