@@ -1,6 +1,22 @@
 package timing
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrDoesNotFit marks an error saying a worker cannot fit its GPU's memory
+// (errors.Is), so a search can record the reason (kv_capacity).
+var ErrDoesNotFit = errors.New("does not fit the GPU's memory")
+
+// notFit is an error with its own message that Is ErrDoesNotFit.
+type notFit struct{ msg string }
+
+func (e notFit) Error() string        { return e.msg }
+func (e notFit) Is(target error) bool { return target == ErrDoesNotFit }
+
+// NotFit returns an error with the given message that Is ErrDoesNotFit.
+func NotFit(format string, args ...any) error { return notFit{fmt.Sprintf(format, args...)} }
 
 // MemoryFit is how one GPU's memory divides for a worker: weights, the KV
 // pool, the runtime reserve and what is left (negative: it does not fit).

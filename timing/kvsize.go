@@ -111,7 +111,7 @@ func EstimateBlocks(g GPUSpec, m ModelSpec, p Parallelism, memoryFraction float6
 		return 0, fmt.Errorf("kv_cache: %s has no KV bytes per token", m.Name)
 	}
 	if free < perBlock {
-		return 0, fmt.Errorf("kv_cache: %s does not fit on %s with tensor=%d: weights %.1f GiB/GPU + reserve %.1f GiB exceed %.0f%% of %.1f GiB",
+		return 0, NotFit("kv_cache: %s does not fit on %s with tensor=%d: weights %.1f GiB/GPU + reserve %.1f GiB exceed %.0f%% of %.1f GiB",
 			m.Name, g.Name, p.Tensor, w/(1<<30), (DefaultRuntimeReserveBytes+max(extraReserveBytes, 0))/(1<<30), 100*memoryFraction, g.MemoryBytes/(1<<30))
 	}
 	return int(math.Floor(free / perBlock)), nil

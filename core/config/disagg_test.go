@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,14 @@ func TestPredictRejectsRecommend(t *testing.T) {
 		if _, err := Parse("c.yaml", []byte(tc.yaml), nil); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.err)
 		}
+	}
+}
+
+// A combination the simulator does not support is marked for a search's
+// ledger (backend_topology), with its message unchanged.
+func TestUnsupportedIsMarked(t *testing.T) {
+	_, err := Parse("c.yaml", []byte("engine: {mode: disaggregated, backend: trtllm}"), nil)
+	if !errors.Is(err, ErrUnsupported) || strings.Contains(err.Error(), "unsupported combination") {
+		t.Fatalf("%v", err)
 	}
 }

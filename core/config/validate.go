@@ -12,6 +12,18 @@ import (
 	"github.com/dynosim/dynosim-web/timing"
 )
 
+// ErrUnsupported marks a combination the simulator (like the reference)
+// does not support, e.g. disaggregated TensorRT-LLM (errors.Is), so a
+// search can record the reason (backend_topology).
+var ErrUnsupported = errors.New("unsupported combination")
+
+type unsupportedErr struct{ msg string }
+
+func (e unsupportedErr) Error() string        { return e.msg }
+func (e unsupportedErr) Is(target error) bool { return target == ErrUnsupported }
+
+func unsupported(msg string) error { return unsupportedErr{msg} }
+
 // Bounds on sizes a config may ask for (README, Configuration): past them a
 // run would exhaust memory or time before it could report.
 const (
@@ -100,7 +112,7 @@ func (c *Config) Validate() error {
 	case t.Stop.MaxVirtualTimeSeconds < 0:
 		return fmt.Errorf("traffic.stop.max_virtual_time_seconds: must be ≥ 0, got %v", t.Stop.MaxVirtualTimeSeconds)
 	case c.Engine.Mode == "disaggregated" && c.Engine.Backend == "trtllm":
-		return fmt.Errorf("engine.mode: disaggregated serving is not supported with backend trtllm (GUARANTEED_NO_EVICT cannot take over a transferred prompt); use mode aggregated, or backend vllm or sglang")
+		return unsupported("engine.mode: disaggregated serving is not supported with backend trtllm (GUARANTEED_NO_EVICT cannot take over a transferred prompt); use mode aggregated, or backend vllm or sglang")
 	case c.Planner.Policy == "enabled":
 		return fmt.Errorf("planner.policy: the planner is not simulated yet; use disabled")
 	case c.Router.PrefillLoadModel.Type != "none" && c.Router.PrefillLoadModel.Type != "aic":

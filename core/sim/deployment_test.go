@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/timing"
 )
 
 // The report says what was simulated (the timing badge and memory-fit
@@ -11,6 +14,10 @@ import (
 // error under the roofline timing and a warning under one that ignores the
 // hardware.
 func TestDeploymentAndMemoryFit(t *testing.T) {
+	// A model that does not fit its GPU at all is marked too.
+	if _, err := Predict(Inputs{Config: []byte("engine: {model: llama-3.1-70b, hardware: a100_40gb}")}, nil); !errors.Is(err, timing.ErrDoesNotFit) {
+		t.Fatalf("70B on one 40 GB GPU: %v", err)
+	}
 	rep, err := Predict(Inputs{Config: []byte("engine: {workers: {aggregated: {parallelism: {replicas: 2, tensor: 2}}}}\ntraffic: {stop: {requests: 5}}")}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +37,7 @@ func TestDeploymentAndMemoryFit(t *testing.T) {
 
 	huge := "engine: {workers: {aggregated: {kv_cache: {capacity: {blocks: 100000}}%s}}}\ntraffic: {stop: {requests: 5}}\nevaluation: {sla: {ttft_ms: 500}}"
 	_, err = Predict(Inputs{Config: []byte(strings.Replace(huge, "%s", "", 1))}, nil)
-	if err == nil || !strings.Contains(err.Error(), "engine.workers.aggregated.kv_cache.capacity: 100000 blocks of 64 tokens take 781.2 GiB per GPU") {
+	if err == nil || !strings.Contains(err.Error(), "engine.workers.aggregated.kv_cache.capacity: 100000 blocks of 64 tokens take 781.2 GiB per GPU") || !errors.Is(err, timing.ErrDoesNotFit) {
 		t.Fatalf("roofline timing with an impossible pool: %v", err)
 	}
 	rep, err = Predict(Inputs{Config: []byte(strings.Replace(huge, "%s", ", timing: {type: polynomial}", 1))}, nil)

@@ -176,7 +176,7 @@ func deployment(cfg *config.Config, r role, roof *timing.Roofline, ec *engine.Co
 	msg := fmt.Sprintf("%s.kv_cache.capacity: %d blocks of %d tokens take %.1f GiB per GPU; with %.1f GiB of weights and a %.0f GiB reserve that is more than the %s's %.1f GiB",
 		r.path, ec.NumBlocks, ec.BlockSize, fit.KVBytes/(1<<30), fit.WeightsBytes/(1<<30), fit.ReserveBytes/(1<<30), d.Hardware, fit.GPUBytes/(1<<30))
 	if r.Timing.Type == "default" {
-		return d, "", fmt.Errorf("%s; give fewer blocks or capacity type default (sized from memory), or a timing type that ignores the hardware", msg)
+		return d, "", timing.NotFit("%s; give fewer blocks or capacity type default (sized from memory), or a timing type that ignores the hardware", msg)
 	}
 	return d, msg + " (the timing ignores the hardware, so the run goes on)", nil
 }
