@@ -539,6 +539,9 @@ func scalarFits(n *yaml.Node, k reflect.Kind) error {
 	return nil
 }
 
+// ApplySet sets PATH=VALUE (a --set) in the YAML tree root.
+func ApplySet(root *yaml.Node, set string) error { return applySet(root, set) }
+
 // applySet sets PATH=VALUE in the YAML tree, creating mappings on the way.
 func applySet(root *yaml.Node, s string) error {
 	path, val, ok := strings.Cut(s, "=")

@@ -1,9 +1,13 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+
+	"gopkg.in/yaml.v3"
 )
 
 // syntaxMsg turns a YAML syntax error into "FILE:LINE: message". yaml.v3
@@ -74,4 +78,24 @@ func unclosed(data []byte) (int, byte) {
 	}
 	top := stack[len(stack)-1]
 	return top.line, top.br
+}
+
+// Sections returns the YAML document data with only the given top-level
+// keys (a sweep loads its traffic before any trial completes the rest).
+func Sections(data []byte, keys ...string) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, errors.New(yamlMsg(err))
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return data, nil // empty, or not a mapping: Parse says what is wrong
+	}
+	root := doc.Content[0]
+	kept := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if slices.Contains(keys, root.Content[i].Value) {
+			kept.Content = append(kept.Content, root.Content[i], root.Content[i+1])
+		}
+	}
+	return yaml.Marshal(kept)
 }

@@ -108,6 +108,42 @@ type Prepared struct {
 	cfg  config.Config
 	wl   *workload.Workload
 	key  string // the traffic source wl was loaded for
+	// sweep: the inputs' config is completed by each run's overrides
+	// (PrepareSweep), so every run parses its own.
+	sweep bool
+}
+
+// PrepareSweep prepares a search: the inputs' config need not be valid by
+// itself (each trial's overrides complete it: a domain's first value may be
+// infeasible), so only its traffic and execution sections are parsed and
+// the workload loaded now. Run parses each trial's whole config.
+func PrepareSweep(in Inputs) (_ *Prepared, err error) {
+	defer func() { err = clip(err) }()
+	p := &Prepared{in: in, name: in.ConfigName, sweep: true}
+	if p.name == "" {
+		p.name = "config"
+	}
+	text, err := config.Sections(p.in.Config, "traffic", "execution")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.name, err)
+	}
+	var sets []string
+	for _, s := range in.Sets {
+		if strings.HasPrefix(s, "traffic.") || strings.HasPrefix(s, "execution.") {
+			sets = append(sets, s)
+		}
+	}
+	if p.cfg, err = config.Parse(p.name, text, sets); err != nil {
+		return nil, err
+	}
+	if p.in.Trace != nil {
+		p.cfg.Traffic.Source.Type = "trace"
+	}
+	if p.wl, err = loadWorkload(&p.cfg, in); err != nil {
+		return nil, err
+	}
+	p.key = sourceKey(&p.cfg)
+	return p, nil
 }
 
 // Prepare parses and loads in once.
@@ -159,6 +195,12 @@ func (p *Prepared) parse(overrides []string) (config.Config, error) {
 	return cfg, nil
 }
 
+// Config is the config a Run with overrides would use (for a search to
+// judge a candidate before running it).
+func (p *Prepared) Config(overrides []string) (config.Config, error) {
+	return p.parse(overrides)
+}
+
 // sourceKey identifies the workload a config loads.
 func sourceKey(cfg *config.Config) string {
 	n := 0
@@ -173,7 +215,7 @@ func sourceKey(cfg *config.Config) string {
 func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *report.Report, err error) {
 	defer func() { err = clip(err) }()
 	cfg, wl := p.cfg, p.wl
-	if len(overrides) > 0 {
+	if len(overrides) > 0 || p.sweep {
 		var err error
 		if cfg, err = p.parse(overrides); err != nil {
 			return nil, err

@@ -1,0 +1,78 @@
+package recommend
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// JSON is recommendation.json.
+func (l *Ledger) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("recommend: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// csvMetrics are the metric columns of recommendation.csv.
+var csvMetrics = []string{"output_throughput_tok_s", "output_throughput_per_gpu_tok_s", "mean_output_token_throughput_per_user",
+	"goodput_request_throughput_rps", "mean_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "mean_e2e_latency_ms", "duration_ms", "gpu_hours", "max_rate"}
+
+// CSV is recommendation.csv: one row per candidate, the searched values
+// and the metrics as columns, is_top_n and is_pareto flags.
+func (l *Ledger) CSV() []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	head := []string{"candidate_id", "trial", "status", "reason_category", "reason", "used_gpus", "score", "cache_hit", "is_top_n", "is_pareto"}
+	for _, d := range l.Provenance.Dims {
+		head = append(head, d.Path)
+	}
+	w.Write(append(head, csvMetrics...))
+	num := func(v float64, ok bool) string {
+		if !ok || v != v {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	for _, e := range l.Candidates {
+		score := ""
+		if e.Score != nil {
+			score = num(*e.Score, true)
+		}
+		row := []string{e.ID, strconv.Itoa(e.Trial), e.Status, e.ReasonCategory, e.Reason, strconv.Itoa(e.UsedGPUs), score,
+			strconv.FormatBool(e.CacheHit), strconv.FormatBool(slices.Contains(l.Views.TopN, e.ID)), strconv.FormatBool(slices.Contains(l.Views.ParetoFront, e.ID))}
+		for _, d := range l.Provenance.Dims {
+			row = append(row, e.Config[d.Path])
+		}
+		for _, k := range csvMetrics {
+			v, ok := e.Metrics[k]
+			row = append(row, num(v, ok))
+		}
+		w.Write(row)
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+// Recommended are the entries to write as recommendations/NNNN.yaml: the
+// view's candidates in its order.
+func (l *Ledger) Recommended() []Entry {
+	ids := l.Views.TopN
+	if l.Target == "pareto" {
+		ids = l.Views.ParetoFront
+	}
+	var out []Entry
+	for _, id := range ids {
+		for _, e := range l.Candidates {
+			if e.ID == id {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
+}

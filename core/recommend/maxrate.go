@@ -1,0 +1,114 @@
+package recommend
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dynosim/dynosim-web/core/config"
+	"github.com/dynosim/dynosim-web/core/report"
+)
+
+// Attainment is the share of requests that must meet every SLA bound for
+// a run to meet the SLA (the max_rate target).
+const Attainment = 0.9
+
+// rateKnob is the config path of the arrival rate max_rate searches: the
+// trace's speedup, or the synthetic request rate.
+func rateKnob(cfg *config.Config) string {
+	if cfg.Traffic.Source.Type == "trace" {
+		return "traffic.load.speedup"
+	}
+	return "traffic.load.requests_per_second"
+}
+
+// meets reports whether a run meets the SLA: Attainment of its requests
+// meet every bound.
+func meets(rep *report.Report) bool {
+	s := rep.Summary
+	return s["num_requests"] > 0 && s["goodput_completed_requests"] >= Attainment*s["num_requests"]
+}
+
+// maxRate finds the highest arrival rate at which candidate sets still
+// meets the SLA: from the start rate it doubles (or halves) to bracket the
+// change, then bisects (geometrically) until the bracket is within the
+// tolerance. It returns the run at the rate found and that rate.
+func maxRate(sp *Space, ev Evaluator, cfg *config.Config, sets []string) (*report.Report, float64, string, error) {
+	mr := sp.Spec.Optimization.MaxRate
+	load := cfg.Traffic.Load.Type
+	if cfg.Traffic.Source.Type != "trace" && load != "poisson" && load != "constant_rate" {
+		return nil, 0, ReasonMaterialization, errors.New("max_rate: needs trace timestamps or a poisson or constant_rate load (a concurrency load has no rate)")
+	}
+	if cfg.Evaluation.SLA == (config.SLA{}) {
+		return nil, 0, ReasonMaterialization, errors.New("max_rate: needs evaluation.sla")
+	}
+	knob := rateKnob(cfg)
+	runs := 0
+	run := func(rate float64) (*report.Report, bool, string, error) {
+		runs++
+		rep, cat, err := ev.Predict(append(slices.Clip(sets), fmt.Sprintf("%s=%v", knob, rate)))
+		if err != nil {
+			return nil, false, cat, err
+		}
+		return rep, meets(rep), "", nil
+	}
+	start := mr.Start
+	if knob == "traffic.load.requests_per_second" && cfg.Traffic.Load.RequestsPerSecond > 0 {
+		start = cfg.Traffic.Load.RequestsPerSecond
+	}
+	lo, hi := 0.0, 0.0
+	var best *report.Report
+	rep, ok, cat, err := run(start)
+	if err != nil {
+		return nil, 0, cat, err
+	}
+	if ok {
+		lo, best = start, rep
+		for hi == 0 {
+			if runs >= mr.MaxRuns {
+				return best, lo, "", nil // meets at every rate tried
+			}
+			r := lo * 2
+			rep, ok, cat, err := run(r)
+			if err != nil {
+				return nil, 0, cat, err
+			}
+			if ok {
+				lo, best = r, rep
+			} else {
+				hi = r
+			}
+		}
+	} else {
+		hi = start
+		for best == nil {
+			if runs >= mr.MaxRuns {
+				return nil, 0, ReasonSLA, fmt.Errorf("max_rate: no rate down to %.4g meets the SLA", hi)
+			}
+			r := hi / 2
+			rep, ok, cat, err := run(r)
+			if err != nil {
+				return nil, 0, cat, err
+			}
+			if ok {
+				lo, best = r, rep
+			} else {
+				hi = r
+			}
+		}
+	}
+	for hi/lo > 1+mr.Tolerance && runs < mr.MaxRuns {
+		mid := math.Sqrt(lo * hi)
+		rep, ok, cat, err := run(mid)
+		if err != nil {
+			return nil, 0, cat, err
+		}
+		if ok {
+			lo, best = mid, rep
+		} else {
+			hi = mid
+		}
+	}
+	return best, lo, "", nil
+}

@@ -1,0 +1,304 @@
+package recommend
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/dynosim/dynosim-web/core/config"
+	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/sim"
+)
+
+// Evaluator runs one prediction: the space's Base config with sets. Its
+// two implementations are the local simulator (Local) and the Worker over
+// HTTP (the CLI's --remote, the page's service option). It must be safe
+// for concurrent use.
+type Evaluator interface {
+	// Predict returns the report, or the error and its reason category
+	// (Category of the error, which a remote evaluator reads from the
+	// answer).
+	Predict(sets []string) (*report.Report, string, error)
+}
+
+// Entry is one candidate of the ledger.
+type Entry struct {
+	ID             string            `json:"candidate_id"` // candidate-NNNNNN, in evaluation order
+	Trial          int               `json:"trial"`
+	Index          int               `json:"index"` // in the space
+	Status         string            `json:"status"`
+	ReasonCategory string            `json:"reason_category,omitempty"`
+	Reason         string            `json:"reason,omitempty"`
+	Config         map[string]string `json:"config"` // each searched path's value
+	Sets           []string          `json:"prediction_sets"`
+	UsedGPUs       int               `json:"used_gpus"`
+	Score          *float64          `json:"score"` // higher is better; null: none
+	Metrics        report.Summary    `json:"metrics"`
+	Objectives     []float64         `json:"objectives,omitempty"` // pareto: tok/s/GPU, tok/s/user
+	CacheHit       bool              `json:"cache_hit"`
+
+	score float64 // NaN: none
+	tie   float64 // min_gpus: goodput, then −E2E, breaks ties
+}
+
+// Ledger is a search's result in AISimulate's SweepResult shape.
+type Ledger struct {
+	SchemaVersion string     `json:"schema_version"`
+	Target        string     `json:"target"`
+	Counts        Counts     `json:"counts"`
+	Candidates    []Entry    `json:"candidates"`
+	Views         Views      `json:"views"`
+	Provenance    Provenance `json:"provenance"`
+}
+
+// Counts count the ledger's candidates by status.
+type Counts struct {
+	Evaluated  int `json:"evaluated"`
+	Feasible   int `json:"feasible"`
+	Infeasible int `json:"infeasible"`
+	Failed     int `json:"failed"`
+	CacheHits  int `json:"cache_hits"`
+}
+
+// Views are the ledger's answers: the best candidates, or the Pareto front.
+type Views struct {
+	TopN        []string `json:"top_n,omitempty"`
+	ParetoFront []string `json:"pareto_front,omitempty"`
+}
+
+// Provenance says how the ledger was made.
+type Provenance struct {
+	Strategy     string `json:"strategy"` // exhaustive | random | bayesian
+	Seed         uint64 `json:"seed"`
+	MaxTrials    int    `json:"max_trials"`
+	SpaceSize    int    `json:"space_size"`
+	Dims         []Dim  `json:"dimensions"`
+	ConfigSHA256 string `json:"config_sha256"` // of the base config
+}
+
+// Search runs the search of sp with parallel concurrent evaluations;
+// onEntry (may be nil) sees each entry as the ledger grows, in ledger
+// order.
+//
+// p, prepared with PrepareSweep from Base, tells what each candidate's
+// config is (its GPUs, its traffic) before it runs.
+func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func(Entry)) (*Ledger, error) {
+	parallel = max(parallel, 1)
+	s, strategy := newSearcher(sp)
+	sum := sha256.Sum256(sp.Base)
+	l := &Ledger{SchemaVersion: "1.0", Target: sp.Spec.Optimization.Target, Provenance: Provenance{
+		Strategy: strategy, Seed: sp.Spec.Optimizer.Seed, MaxTrials: sp.Spec.Optimizer.MaxTrials,
+		SpaceSize: sp.Size(), Dims: sp.Dims, ConfigSHA256: hex.EncodeToString(sum[:]),
+	}}
+	trials := min(sp.Spec.Optimizer.MaxTrials, sp.Size())
+	if strategy == "exhaustive" {
+		trials = sp.Size()
+	}
+	cache := map[int]int{} // space index → ledger position
+	for len(l.Candidates) < trials {
+		batch := s.next(l.Candidates, min(Batch, trials-len(l.Candidates)))
+		if len(batch) == 0 {
+			break
+		}
+		out := make([]Entry, len(batch))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, parallel)
+		for k, i := range batch {
+			if at, ok := cache[i]; ok {
+				out[k] = l.Candidates[at]
+				out[k].CacheHit = true
+				continue
+			}
+			if slices.Index(batch, i) < k { // twice in one batch
+				continue
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				out[k] = evaluate(sp, p, ev, sp.At(i))
+			}()
+		}
+		wg.Wait()
+		for k, i := range batch {
+			if j := slices.Index(batch, i); j < k && !out[k].CacheHit {
+				out[k] = out[j]
+				out[k].CacheHit = true
+			}
+			e := out[k]
+			e.Trial = len(l.Candidates) + 1
+			e.ID = fmt.Sprintf("candidate-%06d", e.Trial)
+			if !e.CacheHit {
+				cache[i] = len(l.Candidates)
+			}
+			l.Candidates = append(l.Candidates, e)
+			if onEntry != nil {
+				onEntry(e)
+			}
+		}
+	}
+	l.finish(sp)
+	return l, nil
+}
+
+// evaluate runs one candidate and judges it.
+func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) Entry {
+	sets := sp.Sets(c)
+	e := Entry{Index: sp.Index(c), Config: map[string]string{}, Sets: sets, score: math.NaN(), Metrics: report.Summary{}}
+	for d, v := range c {
+		e.Config[sp.Dims[d].Path] = sp.Dims[d].Values[v]
+	}
+	fail := func(status, category, reason string) Entry {
+		e.Status, e.ReasonCategory, e.Reason = status, category, reason
+		return e
+	}
+	cfg, err := p.Config(sets)
+	if err != nil {
+		if c := Category(err); c == ReasonTopology {
+			return fail(Infeasible, c, err.Error())
+		}
+		return fail(Failed, ReasonMaterialization, err.Error())
+	}
+	e.UsedGPUs = GPUs(&cfg)
+	lim := sp.Spec.Optimization.Limits
+	if e.UsedGPUs > lim.MaxCandidateGPUs || e.UsedGPUs < lim.MinCandidateGPUs {
+		return fail(Infeasible, ReasonGPUBudget, fmt.Sprintf("%d GPUs, outside the budget [%d, %d]", e.UsedGPUs, lim.MinCandidateGPUs, lim.MaxCandidateGPUs))
+	}
+	var rep *report.Report
+	var category string
+	rate := math.NaN()
+	if sp.Spec.Optimization.Target == "max_rate" {
+		rep, rate, category, err = maxRate(sp, ev, &cfg, sets)
+		if err == nil {
+			e.Sets = append(slices.Clip(sets), rateKnob(&cfg)+"="+fmt.Sprint(rate))
+		}
+	} else {
+		rep, category, err = ev.Predict(sets)
+	}
+	if err != nil {
+		status := Failed
+		if category == ReasonKVCapacity || category == ReasonTopology || category == ReasonSLA {
+			status = Infeasible
+		}
+		return fail(status, category, err.Error())
+	}
+	e.Metrics = metrics(rep.Summary)
+	if !math.IsNaN(rate) {
+		e.Metrics["max_rate"] = rate
+	}
+	if e.Metrics["completed_requests"] == 0 {
+		return fail(Infeasible, ReasonNoSamples, "no request completed")
+	}
+	if why := slaBreach(&sp.Spec, rep.SLA, e.Metrics); why != "" && sp.Spec.Optimization.Target != "max_rate" {
+		return fail(Infeasible, ReasonSLA, why)
+	}
+	e.Status = Feasible
+	target := sp.Spec.Optimization.Target
+	e.score = score(target, e.Metrics)
+	if !math.IsNaN(e.score) {
+		s := e.score
+		e.Score = &s
+	}
+	switch target {
+	case "min_gpus":
+		e.tie = value(e.Metrics, "goodput_request_throughput_rps")*1e6 - e.Metrics["mean_e2e_latency_ms"]
+	case "pareto":
+		e.Objectives = []float64{e.Metrics["output_throughput_per_gpu_tok_s"], e.Metrics["mean_output_token_throughput_per_user"]}
+	}
+	return e
+}
+
+// GPUs is the candidate's GPU count: every role's replicas × tensor ×
+// pipeline × attention_data.
+func GPUs(cfg *config.Config) int {
+	w := &cfg.Engine.Workers
+	if cfg.Engine.Mode == "disaggregated" {
+		return w.Prefill.Parallelism.Replicas*w.Prefill.GPUs() + w.Decode.Parallelism.Replicas*w.Decode.GPUs()
+	}
+	return w.Aggregated.Parallelism.Replicas * w.Aggregated.GPUs()
+}
+
+// finish counts the ledger and builds its view.
+func (l *Ledger) finish(sp *Space) {
+	var ranked []Entry
+	for _, e := range l.Candidates {
+		switch {
+		case e.CacheHit:
+			l.Counts.CacheHits++
+			continue
+		case e.Status == Feasible:
+			l.Counts.Feasible++
+			ranked = append(ranked, e)
+		case e.Status == Infeasible:
+			l.Counts.Infeasible++
+		default:
+			l.Counts.Failed++
+		}
+		l.Counts.Evaluated++
+	}
+	if l.Target == "pareto" {
+		l.Views.ParetoFront = paretoFront(ranked)
+		return
+	}
+	slices.SortStableFunc(ranked, func(a, b Entry) int { return cmpScore(b, a) })
+	for _, e := range ranked[:min(len(ranked), sp.Spec.Optimization.TopN)] {
+		l.Views.TopN = append(l.Views.TopN, e.ID)
+	}
+}
+
+// paretoFront is the ids of the candidates no other beats on both
+// objectives (tok/s/GPU and tok/s/user), sorted by the last objective.
+func paretoFront(es []Entry) []string {
+	var front []Entry
+	for _, a := range es {
+		if len(a.Objectives) != 2 || math.IsNaN(a.Objectives[0]) || math.IsNaN(a.Objectives[1]) {
+			continue
+		}
+		dominated := false
+		for _, b := range es {
+			if len(b.Objectives) == 2 && b.Objectives[0] >= a.Objectives[0] && b.Objectives[1] >= a.Objectives[1] &&
+				(b.Objectives[0] > a.Objectives[0] || b.Objectives[1] > a.Objectives[1]) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			front = append(front, a)
+		}
+	}
+	slices.SortStableFunc(front, func(a, b Entry) int {
+		switch {
+		case a.Objectives[1] < b.Objectives[1]:
+			return -1
+		case a.Objectives[1] > b.Objectives[1]:
+			return 1
+		}
+		return a.Index - b.Index
+	})
+	ids := make([]string, len(front))
+	for i, e := range front {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
+// Best is the ledger's best feasible entry (the first of its view), nil
+// when none is feasible.
+func (l *Ledger) Best() *Entry {
+	ids := l.Views.TopN
+	if len(ids) == 0 {
+		ids = l.Views.ParetoFront
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	for i := range l.Candidates {
+		if l.Candidates[i].ID == ids[0] {
+			return &l.Candidates[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+// Package recommend searches serving configurations (`dynosim recommend`,
+// spec mocker.md §9.2 and upstream-2026.md §1.5): a predict config in which
+// any value may be a domain ({choices: [...]} or {range: {...}}), plus
+// optimization and optimizer sections. It enumerates or samples candidates,
+// runs each through an Evaluator (the local simulator, or the Worker over
+// HTTP), scores them against the target and records every one, feasible or
+// not, in a ledger. It owns no goroutines' order: results are placed by
+// candidate, so a seed gives the same ledger whatever the parallelism.
+package recommend
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dynosim/dynosim-web/core/config"
+	"gopkg.in/yaml.v3"
+)
+
+// Dim is one searched value: its config path and its choices, each as the
+// YAML text a --set takes.
+type Dim struct {
+	Path   string
+	Values []string
+}
+
+// Space is a parsed recommend config.
+type Space struct {
+	Name string // the config's name, for errors
+	// Base is the config with every domain at its first value and without
+	// optimization and optimizer; a candidate is Base plus one --set per
+	// dimension.
+	Base []byte
+	Dims []Dim
+	Spec Spec
+}
+
+// Size is the number of candidates (the product of the dimensions' sizes;
+// math.MaxInt when it would overflow).
+func (s *Space) Size() int {
+	n := 1
+	for _, d := range s.Dims {
+		if n > math.MaxInt/len(d.Values) {
+			return math.MaxInt
+		}
+		n *= len(d.Values)
+	}
+	return n
+}
+
+// Candidate is one point of the space: a choice index per dimension.
+type Candidate []int
+
+// At returns candidate number i of the space in mixed radix (the last
+// dimension varies fastest).
+func (s *Space) At(i int) Candidate {
+	c := make(Candidate, len(s.Dims))
+	for d := len(s.Dims) - 1; d >= 0; d-- {
+		n := len(s.Dims[d].Values)
+		c[d] = i % n
+		i /= n
+	}
+	return c
+}
+
+// Index is c's number in the space (the inverse of At).
+func (s *Space) Index(c Candidate) int {
+	i := 0
+	for d, v := range c {
+		i = i*len(s.Dims[d].Values) + v
+	}
+	return i
+}
+
+// Sets are c's overrides of Base.
+func (s *Space) Sets(c Candidate) []string {
+	out := make([]string, len(s.Dims))
+	for d, v := range c {
+		out[d] = s.Dims[d].Path + "=" + s.Dims[d].Values[v]
+	}
+	return out
+}
+
+// YAML is a complete predict config: Base with sets applied (a
+// candidate's, see Entry.Sets).
+func (s *Space) YAML(sets []string) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(s.Base, &doc); err != nil {
+		return nil, err
+	}
+	root := &doc
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	for _, set := range sets {
+		if err := config.ApplySet(root, set); err != nil {
+			return nil, err
+		}
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// MaxChoices bounds one dimension (a range of a million steps is a typo).
+const MaxChoices = 4096
+
+// Parse reads a recommend config: sets (PATH=VALUE, where VALUE may be a
+// domain) apply first, then domains become dimensions in document order.
+func Parse(name string, data []byte, sets []string) (*Space, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	root := &doc
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	if root.Kind == 0 || root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: the config must be a YAML mapping", name)
+	}
+	for _, s := range sets {
+		if err := config.ApplySet(root, s); err != nil {
+			return nil, err
+		}
+	}
+	sp := &Space{Name: name, Spec: DefaultSpec()}
+	// The search's own sections.
+	for i := 0; i+1 < len(root.Content); {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Value != "optimization" && k.Value != "optimizer" {
+			i += 2
+			continue
+		}
+		if err := sp.Spec.decode(name, k.Value, v); err != nil {
+			return nil, err
+		}
+		root.Content = slices.Delete(root.Content, i, i+2)
+	}
+	if err := sp.walk(name, root, ""); err != nil {
+		return nil, err
+	}
+	base, err := yaml.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	sp.Base = base
+	return sp, sp.Spec.validate(name)
+}
+
+// walk replaces every domain below n by its first value, recording it.
+func (sp *Space) walk(name string, n *yaml.Node, path string) error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := k.Value
+		if path != "" {
+			p = path + "." + k.Value
+		}
+		if !config.IsDomain(v) {
+			if err := sp.walk(name, v, p); err != nil {
+				return err
+			}
+			continue
+		}
+		where := fmt.Sprintf("%s:%d: %s", name, k.Line, p)
+		if k.Line == 0 {
+			where = "--set " + p
+		}
+		values, err := domainValues(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		d := Dim{Path: p}
+		for _, val := range values {
+			txt, err := flow(val)
+			if err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			d.Values = append(d.Values, txt)
+		}
+		n.Content[i+1] = values[0]
+		sp.Dims = append(sp.Dims, d)
+	}
+	return nil
+}
+
+// domainValues materializes a domain: the choices as given, or a range's
+// values. A linear range steps from min to max (step 1 unless given); a
+// log range doubles from min while ≤ max (and rejects a step). Integer
+// bounds give integer values.
+func domainValues(v *yaml.Node) ([]*yaml.Node, error) {
+	key, body := v.Content[0].Value, v.Content[1]
+	if key == "choices" {
+		if body.Kind != yaml.SequenceNode || len(body.Content) == 0 {
+			return nil, errors.New("choices: must be a non-empty list")
+		}
+		if len(body.Content) > MaxChoices {
+			return nil, fmt.Errorf("choices: at most %d, got %d", MaxChoices, len(body.Content))
+		}
+		return body.Content, nil
+	}
+	var r struct {
+		Min, Max, Step *yaml.Node
+		Scale          string
+	}
+	if body.Kind != yaml.MappingNode {
+		return nil, errors.New("range: must be a mapping {min, max, step, scale}")
+	}
+	for i := 0; i+1 < len(body.Content); i += 2 {
+		switch k, val := body.Content[i].Value, body.Content[i+1]; k {
+		case "min":
+			r.Min = val
+		case "max":
+			r.Max = val
+		case "step":
+			r.Step = val
+		case "scale":
+			r.Scale = val.Value
+		default:
+			return nil, fmt.Errorf("range.%s: unknown key (want min, max, step, scale)", k)
+		}
+	}
+	if r.Min == nil || r.Max == nil {
+		return nil, errors.New("range: needs min and max")
+	}
+	num := func(what string, n *yaml.Node) (float64, error) {
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil || n.Tag != "!!int" && n.Tag != "!!float" || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("range.%s: must be a finite number, got %q", what, n.Value)
+		}
+		return f, nil
+	}
+	lo, err := num("min", r.Min)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := num("max", r.Max)
+	if err != nil {
+		return nil, err
+	}
+	integer := r.Min.Tag == "!!int" && r.Max.Tag == "!!int" && (r.Step == nil || r.Step.Tag == "!!int")
+	if hi < lo {
+		return nil, fmt.Errorf("range: max %v is below min %v", hi, lo)
+	}
+	var xs []float64
+	switch r.Scale {
+	case "", "linear":
+		step := 1.0
+		if r.Step != nil {
+			if step, err = num("step", r.Step); err != nil {
+				return nil, err
+			}
+		}
+		if !(step > 0) {
+			return nil, fmt.Errorf("range.step: must be > 0, got %v", step)
+		}
+		if (hi-lo)/step >= MaxChoices {
+			return nil, fmt.Errorf("range: more than %d values", MaxChoices)
+		}
+		for i := 0; ; i++ {
+			x := lo + float64(i)*step
+			if x > hi*(1+1e-12) {
+				break
+			}
+			xs = append(xs, x)
+		}
+	case "log":
+		if r.Step != nil {
+			return nil, errors.New("range.step: a log range takes no step (it doubles)")
+		}
+		if !(lo > 0) {
+			return nil, fmt.Errorf("range.min: a log range needs min > 0, got %v", lo)
+		}
+		for x := lo; x <= hi*(1+1e-12) && len(xs) < MaxChoices; x *= 2 {
+			xs = append(xs, x)
+		}
+	default:
+		return nil, fmt.Errorf("range.scale: must be linear or log, got %q", r.Scale)
+	}
+	out := make([]*yaml.Node, 0, len(xs))
+	for _, x := range xs {
+		n := &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.FormatFloat(x, 'g', -1, 64)} // tag resolved from the text
+		if integer {
+			n.Tag, n.Value = "!!int", strconv.FormatInt(int64(math.Round(x)), 10)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// flow is n as one-line YAML, the form a --set takes.
+func flow(n *yaml.Node) (string, error) {
+	c := *n
+	setFlow(&c)
+	b, err := yaml.Marshal(&c)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func setFlow(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		n.Style = yaml.FlowStyle
+		kids := make([]*yaml.Node, len(n.Content))
+		for i, k := range n.Content {
+			c := *k
+			setFlow(&c)
+			kids[i] = &c
+		}
+		n.Content = kids
+	}
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+}
