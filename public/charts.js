@@ -424,6 +424,12 @@
     // inside it instead of widening the grid column
     fig.style.width = width + "px";
     const u = new uPlot(opts, overlay(lines), fig);
+    // A one-line legend may scroll sideways: keyboard users must reach it.
+    const legend = u.root.querySelector(".u-legend");
+    if (legend) {
+      legend.tabIndex = 0;
+      legend.setAttribute("aria-label", "legend of " + s.title);
+    }
     if (s.kind === "workers") {
       // mark worker legend entries so CSS can fold them away while hidden
       const rows = u.root.querySelectorAll(".u-legend .u-series");

@@ -46,18 +46,34 @@ type Root struct {
 	Notice   string
 	RunCount int
 
-	HasReport  bool
-	Rows       []SummaryRow
-	Latency    []LatencyRow // the AIPerf-style distribution table
-	Balance    []BalanceRow // requests routed per worker
-	Overlap    string       // the router's estimated overlap beside the reuse obtained
-	HasPrev    bool
-	Table      string // AIPerf-style text table
-	tableGen   int    // bumped with Table; syncDOM puts it in #console-table
-	reportJSON string
-	summary    map[string]float64
-	prevSum    map[string]float64
-	Requests   *RequestTable
+	HasReport bool
+	// Runs is the compare list (oldest first; the last is the current run,
+	// whose results are shown); BaselineID picks the run it is compared
+	// with (0: the one before it).
+	Runs       []*RunEntry
+	BaselineID int
+	runSeq     int
+	failed     bool // the last run failed: the shown results are stale
+
+	// derived from the current run and its baseline by show()
+	KPIs        []KPI
+	AIPerfTitle string
+	AIPerfCols  []string
+	AIPerf      []AIPerfRow
+	AIPerfLines []AIPerfRow
+	Groups      []SummaryGroup
+	Speed       []SummaryRow // this machine's speed, never compared
+	Base        *RunEntry    // the baseline run, nil without one
+	Badge       []BadgePool
+	Model       string
+	Mode        string
+	Memory      []MemoryLine
+	Warnings    []string
+	Balance     []BalanceRow // requests routed per worker
+	Overlap     string       // the router's estimated overlap beside the reuse obtained
+	Table       string       // AIPerf-style text table
+	tableGen    int          // bumped with Table; syncDOM puts it in #console-table
+	Requests    *RequestTable
 
 	validateMu  sync.Mutex
 	validateGen int
@@ -70,7 +86,7 @@ func (c *Root) Init(ctx vugu.InitCtx) {
 	c.env = ctx.EventEnv()
 	c.Config = defaultYAML
 	c.Preset = Presets[0].Name
-	c.Sample = "conversation"
+	c.Sample = defaultSample
 	if d := dynosim(); d.Truthy() {
 		c.ServiceURL = jsString(d.Get("serviceURL"))
 	}
@@ -297,6 +313,7 @@ func (c *Root) Run() {
 	c.RunCount++
 	run := c.RunCount
 	c.startTicker(run)
+	key, config, label := c.inputKey(), c.Config, c.TraceLabel()
 
 	opts := js.Global().Get("Object").New()
 	opts.Set("config", c.Config)
@@ -316,7 +333,7 @@ func (c *Root) Run() {
 			c.Status = "Running on the shared service (" + c.ServiceHost() + ")…"
 			c.then(dynosim().Call("runRemote", opts), func(res js.Value) {
 				if run == c.RunCount {
-					c.finish(res)
+					c.finish(res, key, config, label)
 				}
 			}, func(msg string) {
 				if run != c.RunCount {
@@ -327,7 +344,7 @@ func (c *Root) Run() {
 					c.Status = "Canceled."
 					return
 				}
-				c.Error, c.Status = msg, "Failed."
+				c.Error, c.Status, c.failed = msg, "Failed.", true
 			})
 			return
 		}
@@ -347,7 +364,7 @@ func (c *Root) Run() {
 			if run != c.RunCount {
 				return
 			}
-			c.finish(res)
+			c.finish(res, key, config, label)
 		}, func(msg string) {
 			progress.Release()
 			if run != c.RunCount {
@@ -358,19 +375,27 @@ func (c *Root) Run() {
 				c.Status = "Canceled."
 				return
 			}
-			c.Error, c.Status = msg, "Failed."
+			c.Error, c.Status, c.failed = msg, "Failed.", true
 		})
 	}
 	switch {
 	case c.TraceFile.Truthy():
 		start(c.TraceFile, c.TraceName)
 	case c.Sample != "":
-		file := js.Global().Get("dynosim").Get("samples").Get(c.Sample).Get("file").String()
-		c.then(dynosim().Call("sample", c.Sample), func(blob js.Value) {
+		name := c.Sample
+		if name == defaultSample {
+			name = "conversation"
+		}
+		file := js.Global().Get("dynosim").Get("samples").Get(name).Get("file").String()
+		c.then(dynosim().Call("sample", name), func(blob js.Value) {
+			if c.Sample == defaultSample {
+				// the CLI's embedded sample: the trace's first 1,000 requests
+				blob = blob.Call("slice", 0, defaultSampleBytes)
+			}
 			start(blob, file)
 		}, func(msg string) {
 			c.stop()
-			c.Error = msg
+			c.Error, c.Status, c.failed = msg, "Failed.", true
 		})
 	default:
 		start(js.Undefined(), "")
@@ -413,107 +438,39 @@ func (c *Root) startTicker(run int) {
 	}()
 }
 
-func (c *Root) finish(res js.Value) {
+func (c *Root) finish(res js.Value, key, config, trace string) {
 	c.stop()
 	c.Percent = 100
 	json := res.Get("json").String()
-	sum, workers, err := parseReport([]byte(json))
+	parsed, err := parseReport([]byte(json))
 	if err != nil {
-		c.Error = "report: " + err.Error()
+		c.Error, c.failed = "report: "+err.Error(), true
 		return
 	}
-	if c.summary != nil {
-		c.prevSum = c.summary
-	}
-	c.summary, c.reportJSON = sum, json
-	c.HasReport, c.HasPrev = true, c.prevSum != nil
-	c.Rows = summaryRows(sum, c.prevSum)
-	c.Latency = latencyRows(sum)
-	c.Balance, c.Overlap = routerRows(workers, sum)
-	c.Table = jsString(res.Get("table"))
-	c.tableGen++
-	c.RunURL = runLink(jsString(res.Get("runURL")), c.ServiceURL)
-	c.Requests = nil
-	if r := res.Get("requests"); r.Type() == js.TypeString {
-		if t, err := parseRequests([]byte(r.String())); err == nil {
-			c.Requests = t
+	c.runSeq++
+	r := &RunEntry{ID: c.runSeq, Config: config, Trace: trace, key: key, JSON: json, report: res.Get("report"),
+		Parsed: parsed, Table: jsString(res.Get("table")), RunURL: runLink(jsString(res.Get("runURL")), c.ServiceURL)}
+	if q := res.Get("requests"); q.Type() == js.TypeString {
+		if t, err := parseRequests([]byte(q.String())); err == nil {
+			r.Req = t
 		}
 	}
-	c.Status = fmt.Sprintf("Done in %s.", c.Elapsed)
-	if c.RunURL != "" {
-		c.Status = fmt.Sprintf("Done on the shared service in %s.", c.Elapsed)
+	if n := len(c.Runs); n == 0 {
+		r.Name = runName("", config, "", trace, r.ID, true)
+	} else {
+		prev := c.Runs[n-1]
+		r.Name = runName(prev.Config, config, prev.Trace, trace, r.ID, false)
 	}
-	if charts := js.Global().Get("dynosimCharts"); charts.Truthy() {
-		charts.Call("render", res.Get("report"))
+	c.Runs = append(c.Runs, r)
+	if len(c.Runs) > maxRuns {
+		c.Runs = c.Runs[len(c.Runs)-maxRuns:]
 	}
-}
-
-// DownloadReport saves the report JSON.
-func (c *Root) DownloadReport() {
-	if c.reportJSON != "" {
-		dynosim().Call("download", "prediction.json", c.reportJSON, "application/json")
+	c.BaselineID, c.failed = 0, false
+	c.show()
+	c.Status = fmt.Sprintf("Done: %s —", ranWhat(parsed))
+	if r.RunURL != "" {
+		c.Status = fmt.Sprintf("Done on the shared service: %s —", ranWhat(parsed))
 	}
-}
-
-// DownloadCSV saves the per-request records as CSV.
-func (c *Root) DownloadCSV() {
-	if c.Requests != nil {
-		dynosim().Call("download", "requests.csv", c.Requests.CSV(), "text/csv")
-	}
-}
-
-// Share puts the config and sample choice in the URL fragment and copies
-// the link. Uploaded traces are never included.
-func (c *Root) Share() {
-	frag := shareFragment(c.Config, c.Sample)
-	if len(frag) > maxShareFragment {
-		c.Error = fmt.Sprintf("this config is too large for a share link (%s in the link; the limit is %s): share the file instead", humanBytes(float64(len(frag))), humanBytes(maxShareFragment))
-		return
-	}
-	loc := js.Global().Get("location")
-	js.Global().Get("history").Call("replaceState", js.Null(), "", frag)
-	link := loc.Get("href").String()
-	c.Notice = "Link copied: the URL now holds this config" + map[bool]string{true: " and sample", false: " (uploaded traces are not shared)"}[c.Sample != ""] + "."
-	if cb := js.Global().Get("navigator").Get("clipboard"); cb.Truthy() {
-		p := cb.Call("writeText", link)
-		p.Call("catch", js.FuncOf(func(js.Value, []js.Value) any { return nil }))
-	}
-}
-
-// SortBy sorts the per-request table by column i.
-func (c *Root) SortBy(i int) {
-	if c.Requests != nil {
-		c.Requests.Sort(i)
-	}
-}
-
-// PageBy moves the per-request table by delta pages.
-func (c *Root) PageBy(delta int) {
-	if c.Requests != nil {
-		c.Requests.SetPage(c.Requests.Page + delta)
-	}
-}
-
-// SortMark is the arrow shown on the sorted column.
-func (c *Root) SortMark(i int) string {
-	if c.Requests == nil || c.Requests.SortCol != i {
-		return ""
-	}
-	if c.Requests.SortAsc {
-		return " ▲"
-	}
-	return " ▼"
-}
-
-// AriaSort is the aria-sort value of column i.
-func (c *Root) AriaSort(i int) string {
-	if c.Requests == nil || c.Requests.SortCol != i {
-		return "none"
-	}
-	if c.Requests.SortAsc {
-		return "ascending"
-	}
-	return "descending"
 }
 
 // ShownError is the run error, or else the live config error.
@@ -545,6 +502,7 @@ func (c *Root) syncDOM() {
 			c.editorText = c.Config
 		}
 	}
+	c.syncRunNames(doc)
 	if el := doc.Call("getElementById", "console-table"); el.Truthy() {
 		// (also when a render emptied it: the template gives it no children)
 		g := el.Get("dynosimGen")
@@ -560,6 +518,8 @@ func (c *Root) TraceLabel() string {
 	switch {
 	case c.TraceFile.Truthy():
 		return c.TraceName
+	case c.Sample == defaultSample:
+		return "sample: conversation, first 1,000 requests"
 	case c.Sample != "":
 		return "sample: " + c.Sample
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // sampleNames are the embedded sample traces (see public/dynosim.js).
-var sampleNames = []string{"conversation", "synthetic"}
+var sampleNames = []string{"default", "conversation", "synthetic"}
 
 // shareFragment encodes the config and sample choice for the URL fragment.
 // Uploaded traces are never put in it (nor sent anywhere).

@@ -6,27 +6,54 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/metrics"
 )
 
-// SummaryRow is one metric of the summary table, with the previous run's
-// value for the compare view.
-type SummaryRow struct {
-	Key, Value, Prev, Delta string
+// parsedReport is what the page reads of a report: the summary (null → NaN),
+// the SLA, the deployment, the warnings and the workers' shares.
+type parsedReport struct {
+	Summary    map[string]float64
+	SLA        *slaInfo
+	Deployment deployment
+	Warnings   []string
+	Workers    []workerShare
 }
 
-// summaryOrder puts the headline metrics first (AIPerf-style); the rest
-// follow alphabetically.
-var summaryOrder = []string{
-	"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
-	"duration_ms", "request_throughput_rps", "output_throughput_tok_s",
-	"prefix_cache_reused_ratio", "mean_ttft_ms", "median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms",
-	"mean_tpot_ms", "mean_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "p99_e2e_latency_ms",
-	"num_preemptions",
+type slaInfo struct {
+	TTFTMs *float64 `json:"ttft_ms"`
+	ITLMs  *float64 `json:"itl_ms"`
+	E2EMs  *float64 `json:"e2e_ms"`
 }
 
-// wallClock are the summary fields that measure wall time; the shared
-// service (the Worker) reports them as 0.
-var wallClock = map[string]bool{"wall_time_ms": true, "processed_tokens_per_s": true, "processed_output_tokens_per_s": true}
+// deployment mirrors report.Deployment (core/report/deployment.go).
+type deployment struct {
+	Mode    string           `json:"mode"`
+	Backend string           `json:"backend"`
+	Model   string           `json:"model"`
+	Pools   []poolDeployment `json:"pools"`
+}
+
+type poolDeployment struct {
+	Name          string  `json:"name"`
+	Hardware      string  `json:"hardware"`
+	Replicas      int     `json:"replicas"`
+	Tensor        int     `json:"tensor"`
+	AttentionData int     `json:"attention_data"`
+	GPUsPerWorker int     `json:"gpus_per_worker"`
+	Timing        string  `json:"timing"`
+	Validation    string  `json:"validation"`
+	Capacity      string  `json:"capacity"`
+	KVBlocks      int     `json:"kv_blocks"`
+	BlockSize     int     `json:"block_size"`
+	GPUBytes      float64 `json:"gpu_memory_bytes"`
+	WeightsBytes  float64 `json:"weights_bytes"`
+	KVBytes       float64 `json:"kv_cache_bytes"`
+	ReserveBytes  float64 `json:"reserve_bytes"`
+	FreeBytes     float64 `json:"free_bytes"`
+	Fits          bool    `json:"fits"`
+}
 
 // workerShare is what the page reads of a report's per-worker stats.
 type workerShare struct {
@@ -35,16 +62,19 @@ type workerShare struct {
 	Share    float64 `json:"request_share"`
 }
 
-// parseReport extracts the summary map and the workers' shares from report
-// JSON, in one decode. An undefined value (null: a rate over no time, a
-// latency of no request) becomes NaN and shows as "—".
-func parseReport(reportJSON []byte) (map[string]float64, []workerShare, error) {
+// parseReport decodes report JSON in one pass. An undefined summary value
+// (null: a rate over no time, a latency of no request) becomes NaN and
+// shows as "—".
+func parseReport(reportJSON []byte) (*parsedReport, error) {
 	var r struct {
-		Summary map[string]*float64 `json:"summary"`
-		Workers []workerShare       `json:"workers"`
+		Summary    map[string]*float64 `json:"summary"`
+		SLA        *slaInfo            `json:"sla"`
+		Deployment deployment          `json:"deployment"`
+		Warnings   []string            `json:"warnings"`
+		Workers    []workerShare       `json:"workers"`
 	}
 	if err := json.Unmarshal(reportJSON, &r); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	out := make(map[string]float64, len(r.Summary))
 	for k, v := range r.Summary {
@@ -53,97 +83,238 @@ func parseReport(reportJSON []byte) (map[string]float64, []workerShare, error) {
 			out[k] = *v
 		}
 	}
-	return out, r.Workers, nil
+	return &parsedReport{Summary: out, SLA: r.SLA, Deployment: r.Deployment, Warnings: r.Warnings, Workers: r.Workers}, nil
 }
 
-// summaryRows builds the table rows; prev may be nil.
-func summaryRows(cur, prev map[string]float64) []SummaryRow {
-	keys := make([]string, 0, len(cur))
-	rank := map[string]int{}
-	for i, k := range summaryOrder {
-		rank[k] = i
-	}
-	for k := range cur {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		ri, iok := rank[keys[i]]
-		rj, jok := rank[keys[j]]
-		switch {
-		case iok && jok:
-			return ri < rj
-		case iok != jok:
-			return iok
+// wallClock are the summary fields that measure this machine's wall time
+// (the page's copy of report.WallClockKeys). They are shown apart as the
+// simulator's speed and never compared between runs.
+var wallClock = map[string]bool{"wall_time_ms": true, "processed_tokens_per_s": true, "processed_output_tokens_per_s": true}
+
+// SummaryRow is one metric of the summary: its formatted value, the
+// baseline run's value and the change against it.
+type SummaryRow struct {
+	Key, Help, TipID   string
+	Value, Base, Delta string
+}
+
+// SummaryGroup is one titled block of the summary.
+type SummaryGroup struct {
+	Title string
+	Rows  []SummaryRow
+}
+
+// groupTitles is the order of the summary's groups.
+var groupTitles = []string{"Latency", "Throughput", "Cache", "Scheduling", "SLA (goodput)", "Disaggregation", "Other"}
+
+// groupOf is the group of a summary key ("" for the wall-clock keys).
+func groupOf(k, mode string) string {
+	switch {
+	case wallClock[k]:
+		return ""
+	case strings.HasPrefix(k, "goodput_"):
+		return "SLA (goodput)"
+	case strings.HasPrefix(k, "prefill_") || strings.HasPrefix(k, "decode_") || strings.Contains(k, "kv_transfer"):
+		if mode == "disaggregated" {
+			return "Disaggregation"
 		}
-		return keys[i] < keys[j]
-	})
-	rows := make([]SummaryRow, 0, len(keys))
-	for _, k := range keys {
-		row := SummaryRow{Key: k, Value: formatNum(cur[k])}
-		if prev != nil {
-			if p, ok := prev[k]; ok {
-				row.Prev = formatNum(p)
-				switch {
-				case math.IsNaN(p) || math.IsNaN(cur[k]):
-					// undefined on one side: no change to show
-				case wallClock[k] && (p == 0 || cur[k] == 0):
-					// a service run has no wall clock (0): no change to show
-				case p != 0:
-					row.Delta = fmt.Sprintf("%+.1f%%", (cur[k]-p)/math.Abs(p)*100)
-				case cur[k] != 0:
-					row.Delta = "new"
+		return "Other"
+	case strings.Contains(k, "throughput"):
+		return "Throughput"
+	case strings.Contains(k, "ttft") || strings.Contains(k, "ttst") || strings.Contains(k, "itl_") ||
+		strings.Contains(k, "tpot") || strings.Contains(k, "e2e_latency"):
+		return "Latency"
+	case strings.Contains(k, "prefix_cache") || strings.Contains(k, "overlap") || strings.HasPrefix(k, "kv_"):
+		return "Cache"
+	case k == "num_preemptions" || strings.Contains(k, "router_queue") || k == "rejected_requests" || k == "unfinished_requests":
+		return "Scheduling"
+	}
+	return "Other"
+}
+
+// keyOrder puts the headline keys first, then distributions by metric and
+// statistic; the rest follow alphabetically.
+var keyOrder = []string{
+	"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
+	"duration_ms", "total_gpus", "gpu_hours", "output_throughput_tok_s", "request_throughput_rps",
+	"total_throughput_tok_s", "input_throughput_tok_s", "goodput_request_throughput_rps",
+	"goodput_completed_requests", "prefix_cache_reused_ratio",
+}
+
+var stemOrder = []string{"ttft_ms", "ttst_ms", "itl_ms", "tpot_ms", "e2e_latency_ms", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"}
+var statOrder = []string{"mean_", "median_", "p75_", "p90_", "p95_", "p99_", "min_", "max_", "std_"}
+
+func sortRank(k string) (int, int) {
+	for i, o := range keyOrder {
+		if k == o {
+			return i, 0
+		}
+	}
+	for si, p := range statOrder {
+		if stem, ok := strings.CutPrefix(k, p); ok {
+			for i, s := range stemOrder {
+				if stem == s {
+					return len(keyOrder) + i, si
 				}
 			}
 		}
-		rows = append(rows, row)
 	}
-	return rows
+	return 1 << 20, 0
 }
 
-func formatNum(v float64) string {
-	if math.IsNaN(v) {
+func sortKeys(keys []string) {
+	sort.Slice(keys, func(i, j int) bool {
+		a1, a2 := sortRank(keys[i])
+		b1, b2 := sortRank(keys[j])
+		if a1 != b1 {
+			return a1 < b1
+		}
+		if a2 != b2 {
+			return a2 < b2
+		}
+		return keys[i] < keys[j]
+	})
+}
+
+// summaryGroups builds the grouped summary of cur against base (nil: no
+// compare) and, apart, the simulator-speed rows (never compared).
+func summaryGroups(cur, base map[string]float64, mode string) ([]SummaryGroup, []SummaryRow) {
+	byGroup := map[string][]string{}
+	var wall []string
+	for k := range cur {
+		if g := groupOf(k, mode); g != "" {
+			byGroup[g] = append(byGroup[g], k)
+		} else {
+			wall = append(wall, k)
+		}
+	}
+	var groups []SummaryGroup
+	for _, title := range groupTitles {
+		keys := byGroup[title]
+		if len(keys) == 0 {
+			continue
+		}
+		sortKeys(keys)
+		g := SummaryGroup{Title: title}
+		for _, k := range keys {
+			g.Rows = append(g.Rows, summaryRow(k, cur, base))
+		}
+		groups = append(groups, g)
+	}
+	sort.Strings(wall)
+	var speed []SummaryRow
+	for _, k := range wall {
+		speed = append(speed, SummaryRow{Key: k, Help: keyHelp(k), TipID: "tip-wall-" + k, Value: formatKey(k, cur[k])})
+	}
+	return groups, speed
+}
+
+// keyHelp is the tooltip of a summary key: metrics.Help, or a fallback
+// naming what the key measures.
+func keyHelp(k string) string {
+	if h := metrics.Help(k); h != "" {
+		return h
+	}
+	switch k {
+	case "processed_tokens_per_s", "processed_output_tokens_per_s":
+		return "How fast the simulator ran on this machine (tokens simulated per wall-clock second). Not a prediction."
+	case "input_throughput_tok_s":
+		return "Prompt tokens of completed requests per simulated second."
+	case "total_throughput_tok_s":
+		return "Prompt and output tokens of completed requests per simulated second."
+	case "processed_tokens":
+		return "Tokens the simulated engines processed (prefill and decode, recomputation included)."
+	case "prefill_gpus_per_worker", "decode_gpus_per_worker":
+		return "GPUs per worker of the pool (0: no such pool)."
+	case "prefill_worker_seconds", "decode_worker_seconds":
+		return "Simulated seconds the pool's workers were provisioned, summed over workers."
+	}
+	return "Summary field " + k + " of the report."
+}
+
+func summaryRow(k string, cur, base map[string]float64) SummaryRow {
+	row := SummaryRow{Key: k, Help: keyHelp(k), TipID: "tip-sum-" + k, Value: formatKey(k, cur[k])}
+	if base == nil || wallClock[k] {
+		return row
+	}
+	p, ok := base[k]
+	if !ok {
+		return row
+	}
+	row.Base = formatKey(k, p)
+	row.Delta = delta(cur[k], p)
+	return row
+}
+
+// delta is the change from p to v ("" when either is undefined).
+func delta(v, p float64) string {
+	switch {
+	case math.IsNaN(p) || math.IsNaN(v):
+		return ""
+	case p != 0:
+		return fmt.Sprintf("%+.1f%%", (v-p)/math.Abs(p)*100)
+	case v != 0:
+		return "new"
+	}
+	return "±0"
+}
+
+// formatKey prints a summary value with its unit, read from the key's
+// suffix; a value in ms of a second or more also as a human duration.
+func formatKey(k string, v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatInt(int64(v), 10)
-	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
-}
-
-// LatencyRow is one row of the AIPerf-style table: a distribution's avg,
-// min, max, p99, p90, p75 and std.
-type LatencyRow struct {
-	Label string
-	Cells []string
-}
-
-// AIPerfColumns heads the AIPerf-style table (spec §8.8).
-var AIPerfColumns = []string{"avg", "min", "max", "p99", "p90", "p75", "std"}
-
-var latencyMetrics = []struct{ label, key string }{
-	{"Time to First Token (ms)", "ttft_ms"},
-	{"Time to Second Token (ms)", "ttst_ms"},
-	{"Request Latency (ms)", "e2e_latency_ms"},
-	{"Inter Token Latency (ms)", "itl_ms"},
-	{"Output Token Throughput Per User (tokens/s)", "output_token_throughput_per_user"},
-}
-
-// latencyRows builds the AIPerf-style table from a summary.
-func latencyRows(s map[string]float64) []LatencyRow {
-	rows := make([]LatencyRow, 0, len(latencyMetrics))
-	for _, m := range latencyMetrics {
-		row := LatencyRow{Label: m.label}
-		for _, stat := range []string{"mean", "min", "max", "p99", "p90", "p75", "std"} {
-			v := s[stat+"_"+m.key]
-			cell := "—"
-			if !math.IsNaN(v) {
-				cell = strconv.FormatFloat(v, 'f', 2, 64)
-			}
-			row.Cells = append(row.Cells, cell)
+	n := metrics.Format(v)
+	switch {
+	case strings.HasSuffix(k, "_ms"):
+		if math.Abs(v) >= 1000 {
+			return n + " ms (" + metrics.Duration(v) + ")"
 		}
-		rows = append(rows, row)
+		return n + " ms"
+	case strings.HasSuffix(k, "_ratio"):
+		return strconv.FormatFloat(v*100, 'f', 2, 64) + " %"
+	case strings.HasSuffix(k, "_rps"):
+		return n + " req/s"
+	case strings.HasSuffix(k, "_per_user"):
+		return n + " tok/s/user"
+	case strings.HasSuffix(k, "_tok_s") || strings.HasSuffix(k, "tokens_per_s"):
+		return n + " tok/s"
+	case strings.HasSuffix(k, "_bytes"):
+		return n + " B (" + gib(v) + ")"
+	case strings.HasSuffix(k, "_seconds"):
+		return n + " s (" + metrics.Duration(v*1000) + ")"
+	case k == "gpu_hours":
+		return n + " GPU·h"
+	case strings.Contains(k, "tokens") || strings.Contains(k, "sequence_length"):
+		return n + " tokens"
+	case strings.Contains(k, "gpus"):
+		return n + " GPUs"
 	}
-	return rows
+	return n
+}
+
+func gib(b float64) string { return strconv.FormatFloat(b/(1<<30), 'f', 1, 64) + " GiB" }
+
+// AIPerfRow is a row of the AIPerf table with its tooltip id.
+type AIPerfRow struct {
+	metrics.Row
+	TipID string
+}
+
+// aiperfTable builds the AIPerf table with the shared spec (the CLI's
+// --format table prints the same).
+func aiperfTable(s map[string]float64) (metrics.Table, []AIPerfRow, []AIPerfRow) {
+	t := metrics.Build(s)
+	rows := make([]AIPerfRow, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = AIPerfRow{r, fmt.Sprintf("tip-aip-%d", i)}
+	}
+	lines := make([]AIPerfRow, len(t.Lines))
+	for i, r := range t.Lines {
+		lines[i] = AIPerfRow{r, fmt.Sprintf("tip-aipl-%d", i)}
+	}
+	return t, rows, lines
 }
 
 // BalanceRow is one worker of the router table.

@@ -53,28 +53,6 @@ func TestPaging(t *testing.T) {
 	}
 }
 
-func TestSummaryRows(t *testing.T) {
-	rows := summaryRows(map[string]float64{"zeta": 1, "mean_ttft_ms": 12.5, "num_requests": 10},
-		map[string]float64{"mean_ttft_ms": 10, "num_requests": 10})
-	if rows[0].Key != "num_requests" || rows[1].Key != "mean_ttft_ms" || rows[2].Key != "zeta" {
-		t.Fatalf("order = %+v", rows)
-	}
-	if rows[1].Delta != "+25.0%" || rows[1].Value != "12.500" || rows[0].Value != "10" {
-		t.Errorf("row = %+v", rows[1])
-	}
-}
-
-func TestSummaryRowsWallClock(t *testing.T) {
-	// a service run reports wall-clock fields as 0: no change is shown for them
-	rows := summaryRows(map[string]float64{"wall_time_ms": 0, "duration_ms": 5},
-		map[string]float64{"wall_time_ms": 120, "duration_ms": 4})
-	for _, r := range rows {
-		if want := map[string]string{"wall_time_ms": "", "duration_ms": "+25.0%"}[r.Key]; r.Delta != want {
-			t.Errorf("%s: delta %q, want %q", r.Key, r.Delta, want)
-		}
-	}
-}
-
 func TestShareFragment(t *testing.T) {
 	frag := shareFragment("a: 1\n# ü", "synthetic")
 	cfg, sample := parseFragment(frag)
@@ -118,16 +96,6 @@ func TestServiceHost(t *testing.T) {
 		if got := serviceHost(in); got != want {
 			t.Errorf("serviceHost(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-func TestLatencyRows(t *testing.T) {
-	rows := latencyRows(map[string]float64{"mean_ttft_ms": 12.345, "p99_itl_ms": 7, "std_output_token_throughput_per_user": 1.5})
-	if len(rows) != 5 || rows[0].Label != "Time to First Token (ms)" || len(rows[0].Cells) != len(AIPerfColumns) {
-		t.Fatalf("rows %+v", rows)
-	}
-	if rows[0].Cells[0] != "12.35" || rows[3].Cells[3] != "7.00" || rows[4].Cells[6] != "1.50" {
-		t.Fatalf("cells %v / %v / %v", rows[0].Cells, rows[3].Cells, rows[4].Cells)
 	}
 }
 

@@ -62,7 +62,9 @@ test("load, choose a trace, edit the config, run, see the summary", async () => 
   assert.match(aiperf, /NVIDIA AIPerf \| LLM Metrics/);
   assert.match(aiperf, /Time to First Token \(ms\)/);
   assert.match(aiperf, /Inter Token Latency \(ms\)/);
-  assert.equal(await page.locator('[data-testid="aiperf-table"] tbody tr').count(), 5);
+  // (core/report/metrics' spec: seven distributions, the CLI's table)
+  assert.equal(await page.locator('[data-testid="aiperf-table"] tbody tr').count(), 7);
+  assert.match(aiperf, /Output Sequence Length \(tokens\)/);
   assert.equal(await page.locator('[data-testid="progress"]').getAttribute("aria-valuenow"), "100");
   assert.equal(await page.locator('[data-testid="error"]').count(), 0);
   await page.waitForFunction(() => window.dynosimCharts.count >= 5);

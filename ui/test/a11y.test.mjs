@@ -1,0 +1,69 @@
+// Accessibility check of the page after a run (and after a compared second
+// run) with axe-core, at 1280×800 and 390×844: no violation of impact
+// serious or critical. Screenshots test-artifacts/a11y-<width>.png.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+import { startServer, openPage, artifacts, repo } from "./helpers.mjs";
+
+let srv, browser;
+const axePath = path.join(repo, "node_modules/axe-core/axe.min.js");
+
+// The page's CSP allows no inline script, which is how addScriptTag injects
+// axe: this context bypasses the CSP (page.test.mjs checks the page under it).
+before(async () => {
+  srv = await startServer();
+  const userDataDir = mkdtempSync(path.join(tmpdir(), "dynosim-a11y-"));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium", headless: true, bypassCSP: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+    viewport: { width: 1280, height: 800 },
+  });
+  browser = { context, close: async () => { await context.close(); rmSync(userDataDir, { recursive: true, force: true }); } };
+});
+after(async () => {
+  if (browser) await browser.close();
+  if (srv) await srv.stop();
+});
+
+// serious lists the serious and critical axe violations on the page.
+async function serious(page) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ path: axePath });
+  const res = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map((n) => n.target.join(" ") + ": " + n.failureSummary.split("\n").slice(0, 2).join(" ")) }));
+  });
+  return res.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+async function run(page) {
+  const n = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
+  await page.locator('[data-testid="run"]').click();
+  await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
+    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: 60000 });
+  await page.waitForFunction(() => document.querySelectorAll("#charts canvas").length > 0, null, { timeout: 10000 });
+}
+
+for (const vp of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+  test(`axe-core: no serious or critical violations after a run (${vp.width})`, async () => {
+    const page = await openPage(browser.context, srv.url);
+    await page.setViewportSize(vp);
+    assert.deepEqual(await serious(page), [], "before a run");
+    await run(page);
+    assert.deepEqual(await serious(page), [], "after a run");
+    // a second run: the compare view (runs list, baseline select, change columns)
+    await page.locator('[data-testid="preset-select"]').selectOption("1-worker");
+    await run(page);
+    // with a tooltip open
+    await page.locator('[data-testid="kpi-ttft"] button.help').focus();
+    assert.deepEqual(await serious(page), [], "compare view");
+    await page.screenshot({ path: path.join(artifacts, `a11y-${vp.width}.png`), fullPage: true });
+    assert.deepEqual(page.pageErrors, []);
+    await page.close();
+  });
+}
