@@ -27,6 +27,7 @@ const usage = `usage: dynosim <command> [flags]
 
 commands:
   predict          run one prediction (no -c: embedded default config and sample trace)
+  recommend        search configurations under an SLA and a GPU budget (-c rec.yaml)
   serve            serve the web page (--addr 127.0.0.1:8080, --service-url URL)
   convert-profile  convert a profiler results folder to a timing profile (.npz)
 
@@ -56,10 +57,12 @@ func main() {
 	os.Exit(exitCode(err))
 }
 
-// exitCode is 1 for an internal error, 2 for bad usage or input.
+// exitCode is 1 for an internal error (or a search with nothing
+// feasible), 2 for bad usage or input.
 func exitCode(err error) int {
 	var ie internalError
-	if errors.As(err, &ie) {
+	var nf noFeasible
+	if errors.As(err, &ie) || errors.As(err, &nf) {
 		return 1
 	}
 	return 2
@@ -87,6 +90,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "predict":
 		return runPredict(args[1:], stdout, stderr)
+	case "recommend":
+		return runRecommend(args[1:], stdout, stderr)
 	case "serve":
 		return runServe(args[1:])
 	case "convert-profile":

@@ -10,6 +10,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// SyntaxError is syntaxMsg for other readers of config-shaped YAML (a
+// recommend config).
+func SyntaxError(name string, data []byte, err error) error { return syntaxMsg(name, data, err) }
+
 // syntaxMsg turns a YAML syntax error into "FILE:LINE: message". yaml.v3
 // numbers parser errors from the point it gave up, often the line before
 // the mistake, and for an unclosed flow collection ("did not find expected

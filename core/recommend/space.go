@@ -121,7 +121,7 @@ const MaxChoices = 4096
 func Parse(name string, data []byte, sets []string) (*Space, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, config.SyntaxError(name, data, err)
 	}
 	root := &doc
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {

@@ -69,6 +69,23 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// UnmarshalJSON reads what MarshalJSON writes: null is NaN.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	var m map[string]*float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*s = make(Summary, len(m))
+	for k, v := range m {
+		if v == nil {
+			(*s)[k] = math.NaN()
+		} else {
+			(*s)[k] = *v
+		}
+	}
+	return nil
+}
+
 // Outcomes says how the run's requests ended and why the run stopped.
 type Outcomes struct {
 	Completed  int            `json:"completed"`

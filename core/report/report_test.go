@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -252,5 +253,18 @@ func TestRequestRecordNulls(t *testing.T) {
 		if lines[i] != want[i] {
 			t.Errorf("record %d:\n got %s\nwant %s", i+1, lines[i], want[i])
 		}
+	}
+}
+
+// A report read back from its JSON has the same summary, null as NaN.
+func TestSummaryRoundTrip(t *testing.T) {
+	s := Summary{"a": 1.5, "b": math.NaN()}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := json.Unmarshal(b, &back); err != nil || back["a"] != 1.5 || !math.IsNaN(back["b"]) || len(back) != 2 {
+		t.Fatalf("%s → %v (%v)", b, back, err)
 	}
 }

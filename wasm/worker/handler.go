@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynosim/dynosim-web/core/recommend"
 	"github.com/dynosim/dynosim-web/core/sim"
 )
 
@@ -110,7 +111,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	hd := w.Header()
 	hd.Set("Access-Control-Allow-Origin", "*")
-	hd.Set("Access-Control-Expose-Headers", "Location, X-Dynosim-Run-Id, X-Dynosim-Cache")
+	hd.Set("Access-Control-Expose-Headers", "Location, X-Dynosim-Run-Id, X-Dynosim-Cache, X-Dynosim-Reason")
 	if r.Method == http.MethodOptions {
 		hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 		hd.Set("Access-Control-Allow-Headers", "Content-Type")
@@ -229,6 +230,9 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 		if isTooLarge(err) {
 			status = http.StatusRequestEntityTooLarge
 		}
+		// A search (dynosim recommend --remote) records why a candidate
+		// failed, as it does locally.
+		w.Header().Set("X-Dynosim-Reason", recommend.Category(err))
 		writeError(w, status, err.Error())
 		return
 	}

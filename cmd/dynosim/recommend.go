@@ -1,0 +1,232 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dynosim/dynosim-web/core/recommend"
+	"github.com/dynosim/dynosim-web/core/sim"
+	"gopkg.in/yaml.v3"
+)
+
+// noFeasible is a search that found nothing feasible: exit status 1, as
+// AISimulate's recommend (its outputs are written first).
+type noFeasible struct{ error }
+
+// runRecommend implements `dynosim recommend -c rec.yaml [--set …]
+// [--output-dir DIR] [--parallel N] [--remote URL] [--format table|json]`.
+func runRecommend(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("recommend", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgPath  = fs.String("c", "", "recommend config `FILE` (YAML: a predict config with domains, optimization, optimizer)")
+		outDir   = fs.String("output-dir", "", "write recommendation.json, recommendation.csv and recommendations/NNNN.yaml to `DIR`")
+		parallel = fs.Int("parallel", runtime.NumCPU(), "trials at once (`N`); the ledger is the same whatever N")
+		remote   = fs.String("remote", "", "run each trial on the DynoSim Worker at `URL` (its /v1/predict) instead of locally")
+		format   = fs.String("format", "table", "output `format`: table or json")
+		quiet    = fs.Bool("quiet", false, "no progress lines on stderr")
+		sets     multiFlag
+	)
+	fs.Var(&sets, "set", "override `PATH=VALUE` (VALUE may be a domain; repeatable)")
+	fs.StringVar(cfgPath, "config", "", "same as -c")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("recommend: unexpected argument %q", fs.Arg(0))}
+	case *cfgPath == "":
+		return usageError{errors.New("recommend: -c FILE is required (a predict config with search domains)")}
+	case *format != "table" && *format != "json":
+		return usageError{fmt.Errorf("--format: must be table or json, got %q", *format)}
+	case *parallel < 1:
+		return usageError{fmt.Errorf("--parallel: must be ≥ 1, got %d", *parallel)}
+	}
+	data, err := readFile(*cfgPath)
+	if err != nil {
+		return err
+	}
+	name, dir := filepath.Base(*cfgPath), filepath.Dir(*cfgPath)
+	sp, err := recommend.Parse(name, data, sets)
+	if err != nil {
+		return err
+	}
+	in := sim.Inputs{Config: sp.Base, ConfigName: name, ReadFile: func(p string) ([]byte, error) {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return readFile(p)
+	}}
+	p, err := sim.PrepareSweep(in)
+	if err != nil {
+		return err
+	}
+	var ev recommend.Evaluator = recommend.Local{P: p}
+	if *remote != "" {
+		r, err := newRemote(*remote, name, sp.Base, in, *parallel)
+		if err != nil {
+			return err
+		}
+		ev = r
+	}
+	progress := func(e recommend.Entry) {
+		if *quiet {
+			return
+		}
+		what := e.Status
+		if e.Score != nil {
+			what = fmt.Sprintf("score %.6g", *e.Score)
+		} else if e.ReasonCategory != "" {
+			what += " (" + e.ReasonCategory + ")"
+		}
+		fmt.Fprintf(stderr, "dynosim: trial %d: %s %s\n", e.Trial, strings.Join(e.Sets, " "), what)
+	}
+	l, err := recommend.Search(sp, p, ev, *parallel, progress)
+	if err != nil {
+		return err
+	}
+	paths := map[string]string{} // candidate → its YAML, for the json rows
+	if *outDir != "" {
+		if paths, err = writeRecommendation(*outDir, dir, sp, l); err != nil {
+			return err
+		}
+	}
+	if *format == "json" {
+		type row struct {
+			Rank       int       `json:"rank"`
+			ID         string    `json:"candidate_id"`
+			Score      *float64  `json:"score"`
+			Objectives []float64 `json:"objectives,omitempty"`
+			UsedGPUs   int       `json:"used_gpus"`
+			ConfigPath string    `json:"config_path,omitempty"`
+		}
+		rows := []row{}
+		for i, e := range l.Recommended() {
+			rows = append(rows, row{i + 1, e.ID, e.Score, e.Objectives, e.UsedGPUs, paths[e.ID]})
+		}
+		b, _ := json.MarshalIndent(rows, "", "  ")
+		if _, err := stdout.Write(append(b, '\n')); err != nil {
+			return err
+		}
+	} else {
+		printLedger(stdout, l)
+	}
+	if l.Counts.Feasible == 0 {
+		return noFeasible{fmt.Errorf("recommend: no feasible candidate among %d evaluated (see the reasons in the ledger)", l.Counts.Evaluated)}
+	}
+	return nil
+}
+
+// printLedger prints the counts and the view as a table.
+func printLedger(w io.Writer, l *recommend.Ledger) {
+	c := l.Counts
+	fmt.Fprintf(w, "Target %s, %s search of %d candidates: %d evaluated, %d feasible, %d infeasible, %d failed, %d cache hits\n",
+		l.Target, l.Provenance.Strategy, l.Provenance.SpaceSize, c.Evaluated, c.Feasible, c.Infeasible, c.Failed, c.CacheHits)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rank\tcandidate\tscore\tGPUs\ttok/s\ttok/s/GPU\ttok/s/user\tTTFT p99 ms\tconfig")
+	for i, e := range l.Recommended() {
+		score := "-"
+		if e.Score != nil {
+			score = fmt.Sprintf("%.6g", *e.Score)
+		}
+		var cfg []string
+		for _, d := range l.Provenance.Dims {
+			cfg = append(cfg, d.Path[strings.LastIndex(d.Path, ".")+1:]+"="+e.Config[d.Path])
+		}
+		m := e.Metrics
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\n", i+1, e.ID, score, e.UsedGPUs,
+			m["output_throughput_tok_s"], m["output_throughput_per_gpu_tok_s"], m["mean_output_token_throughput_per_user"], m["p99_ttft_ms"], strings.Join(cfg, " "))
+	}
+	tw.Flush()
+}
+
+// writeRecommendation writes the ledger's files. A recommendation's YAML
+// names its trace by absolute path (a config's paths are relative to the
+// config, and the YAML lives elsewhere), so `dynosim predict -c` runs it
+// as it is.
+func writeRecommendation(out, cfgDir string, sp *recommend.Space, l *recommend.Ledger) (map[string]string, error) {
+	if err := os.MkdirAll(filepath.Join(out, "recommendations"), 0o755); err != nil {
+		return nil, err
+	}
+	js, err := l.JSON()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(out, "recommendation.json"), js, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(out, "recommendation.csv"), l.CSV(), 0o644); err != nil {
+		return nil, err
+	}
+	abs, err := absolutePaths(sp.Base, cfgDir)
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string]string{}
+	for i, e := range l.Recommended() {
+		y, err := sp.YAML(append(abs, e.Sets...))
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(out, "recommendations", fmt.Sprintf("%04d.yaml", i+1))
+		head := fmt.Sprintf("# %s of `dynosim recommend` (target %s): `dynosim predict -c %s` reproduces its metrics.\n", e.ID, l.Target, filepath.Base(p))
+		if err := os.WriteFile(p, append([]byte(head), y...), 0o644); err != nil {
+			return nil, err
+		}
+		paths[e.ID] = p
+	}
+	return paths, nil
+}
+
+// absolutePaths are --sets that make the base config's file paths
+// (traffic.source.paths, engine.model as a .json file) absolute.
+func absolutePaths(base []byte, dir string) ([]string, error) {
+	var c struct {
+		Traffic struct {
+			Source struct {
+				Paths []string `yaml:"paths"`
+			} `yaml:"source"`
+		} `yaml:"traffic"`
+		Engine struct {
+			Model string `yaml:"model"`
+		} `yaml:"engine"`
+	}
+	if err := yaml.Unmarshal(base, &c); err != nil {
+		return nil, err
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		a, err := filepath.Abs(filepath.Join(dir, p))
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	var sets []string
+	if ps := c.Traffic.Source.Paths; len(ps) > 0 {
+		q := make([]string, len(ps))
+		for i, p := range ps {
+			b, _ := json.Marshal(abs(p)) // a JSON string is a YAML flow scalar
+			q[i] = string(b)
+		}
+		sets = append(sets, "traffic.source.paths=["+strings.Join(q, ", ")+"]")
+	}
+	if m := c.Engine.Model; strings.HasSuffix(m, ".json") {
+		b, _ := json.Marshal(abs(m))
+		sets = append(sets, "engine.model="+string(b))
+	}
+	return sets, nil
+}
