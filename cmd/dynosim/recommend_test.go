@@ -55,7 +55,7 @@ func TestRecommendOutputs(t *testing.T) {
 		}
 		ledgers = append(ledgers, js)
 		var l struct {
-			Counts struct{ Evaluated, Feasible, Infeasible int }
+			Counts     struct{ Evaluated, Feasible, Infeasible int }
 			Candidates []struct {
 				ID      string             `json:"candidate_id"`
 				Metrics map[string]float64 `json:"metrics"`
