@@ -99,7 +99,7 @@ func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func
 	}
 	cache := map[int]int{} // space index → ledger position
 	for len(l.Candidates) < trials {
-		batch := s.next(l.Candidates, min(Batch, trials-len(l.Candidates)))
+		batch := s.next(l.Candidates, min(s.batch(len(l.Candidates)), trials-len(l.Candidates)))
 		if len(batch) == 0 {
 			break
 		}

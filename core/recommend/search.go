@@ -6,15 +6,28 @@ import (
 	"slices"
 )
 
-// Batch is how many candidates each step of the search suggests. It is a
+// Batch is how many candidates each step of TPE suggests. It is a
 // constant, not the parallelism: what the search suggests may depend only
 // on what it has seen, so a seed gives the same ledger on 1 or 64 workers.
+// Exhaustive and random search depend on nothing seen and suggest every
+// trial at once, so no worker waits at a batch's end.
 const Batch = 4
 
 // searcher suggests candidates (as space indices) from what it has seen.
 type searcher interface {
 	// next returns up to n candidates to evaluate after seen.
 	next(seen []Entry, n int) []int
+	// batch is how many to ask for next (given seen candidates so far).
+	batch(seen int) int
+}
+
+func (*exhaustive) batch(int) int { return math.MaxInt }
+func (*random) batch(int) int     { return math.MaxInt }
+func (t *tpe) batch(seen int) int {
+	if seen < t.startup {
+		return t.startup - seen
+	}
+	return Batch
 }
 
 // newSearcher picks the strategy: the whole space in order when it fits
