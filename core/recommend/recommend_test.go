@@ -237,3 +237,30 @@ func TestTPEBeatsRandom(t *testing.T) {
 		t.Fatalf("TPE's mean best %.4f does not beat random search's %.4f", sum[0]/10, sum[1]/10)
 	}
 }
+
+// Aggregated against disaggregated at a GPU budget: the engine section is
+// a preset, a list of complete mappings (each an atomic choice), and the
+// prefill/decode split a domain inside the disaggregated one.
+func TestAggregatedVersusDisaggregated(t *testing.T) {
+	text := `
+traffic: {load: {speedup: 2}, stop: {requests: 100}}
+engine:
+  choices:
+    - {mode: aggregated, workers: {aggregated: {parallelism: {replicas: 4}, timing: {type: polynomial}}}}
+    - {mode: disaggregated, kv_transfer: {bandwidth_gb_per_second: 50},
+       workers: {prefill: {parallelism: {replicas: 1}, timing: {type: polynomial}}, decode: {parallelism: {replicas: 3}, timing: {type: polynomial}}}}
+    - {mode: disaggregated, kv_transfer: {bandwidth_gb_per_second: 50},
+       workers: {prefill: {parallelism: {replicas: 2}, timing: {type: polynomial}}, decode: {parallelism: {replicas: 2}, timing: {type: polynomial}}}}
+evaluation: {sla: {ttft_ms: 2000, itl_ms: 50}}
+optimization: {target: pareto}
+`
+	_, l := search(t, text, nil, 2)
+	if l.Counts.Feasible != 3 || len(l.Views.ParetoFront) == 0 {
+		t.Fatalf("counts %+v front %v", l.Counts, l.Views.ParetoFront)
+	}
+	for _, e := range l.Candidates {
+		if e.UsedGPUs != 4 || len(e.Objectives) != 2 {
+			t.Fatalf("%s: %d GPUs, objectives %v", e.ID, e.UsedGPUs, e.Objectives)
+		}
+	}
+}
