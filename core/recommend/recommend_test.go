@@ -264,3 +264,47 @@ optimization: {target: pareto}
 		}
 	}
 }
+
+// max_rate on the whole Mooncake conversation trace (8 workers): the
+// speedup found meets the SLA (90 % of requests within every bound) and
+// 5 % more does not.
+func TestMaxRateConversationTrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("whole trace")
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "traces", "mooncake", "conversation_trace.jsonl"))
+	if err != nil {
+		t.Skipf("public trace not available: %v", err)
+	}
+	sp, err := Parse("r.yaml", []byte(`
+engine:
+  workers:
+    aggregated: {parallelism: {replicas: 8}, kv_cache: {block_size: 512, capacity: {blocks: 16384}}, timing: {type: polynomial}}
+evaluation: {sla: {ttft_ms: 2000, itl_ms: 50}}
+optimization: {target: max_rate, max_rate: {start: 1, tolerance: 0.05}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sim.PrepareSweep(sim.Inputs{Config: sp.Base, Trace: data, TraceName: "conversation_trace.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Search(sp, p, Local{p}, 2, nil)
+	if err != nil || l.Best() == nil {
+		t.Fatalf("%v %+v", err, l.Counts)
+	}
+	rate := l.Best().Metrics["max_rate"]
+	share := func(r float64) float64 {
+		rep, _, err := Local{p}.Predict([]string{fmt.Sprintf("traffic.load.speedup=%v", r)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Summary["goodput_completed_requests"] / rep.Summary["num_requests"]
+	}
+	at, above := share(rate), share(rate*1.05)
+	t.Logf("max speedup %.4f: %.1f %% of requests meet the SLA; at ×1.05: %.1f %%", rate, 100*at, 100*above)
+	if !(at >= Attainment) || above >= Attainment {
+		t.Fatalf("speedup %v: %.3f meet; ×1.05: %.3f", rate, at, above)
+	}
+}
