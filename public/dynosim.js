@@ -9,6 +9,9 @@
 //   await dynosim.runRaw(opts, onProgress) → {json, report, table, requests, wallMs}
 //   dynosim.cancel()            stops the current run (it rejects with "canceled")
 //   await dynosim.validate(yaml) → null or the one-line error
+//   await dynosim.recommend(opts, onEntry) → {json, csv, base, yamls, ledger, space, wallMs, workers}:
+//                               a `dynosim recommend` search (opts: config, configName, trace,
+//                               traceName, workers); cancel() stops it too.
 //   await dynosim.sample(name)  → Blob of an embedded sample trace ("conversation", "synthetic")
 //   dynosim.serviceURL          the configured shared service ("" = none, the default):
 //                               ?service=URL, else window.DYNOSIM_SERVICE_URL (config.js,
@@ -46,9 +49,13 @@
       if (m.type === "crashed") { this.dead = true; this.worker.terminate(); this.failAll(new Error(m.error)); return; }
       const p = this.pending.get(m.id);
       if (!p) return;
-      if (m.type === "progress") { if (p.onProgress) p.onProgress(m); return; }
+      if (m.type !== "result" && m.type !== "error") { if (p.onProgress) p.onProgress(m); return; }
       this.pending.delete(m.id);
-      if (m.type === "error") p.reject(new Error(m.error));
+      if (m.type === "error") {
+        const e = new Error(m.error);
+        if (m.reason) e.reason = m.reason;
+        p.reject(e);
+      }
       else p.resolve(m);
     }
     call(msg, onProgress, transfer) {
@@ -235,11 +242,109 @@
     }
   }
 
+  // --- Recommend: a coordinator worker runs recommend.Search; its trials
+  // run on a pool of trial workers (one per core, at least 2), each keeping
+  // the Base config and the parsed trace of the search (sweepKey) so only
+  // the first trial per worker sends the trace.
+  let pool = [];            // trial workers, kept between searches
+  let coordinator = null;   // the search's worker, replaced after cancel
+  let recommends = 0;       // searches started (sweep keys)
+  const recommendActive = new Set(); // reject functions of running searches
+  const poolSize = () => Math.max(2, Math.min(8, navigator.hardwareConcurrency || 2));
+
+  function recommend(opts, onEntry) {
+    opts = opts || {};
+    const n = Math.max(1, Math.floor(opts.workers || poolSize()));
+    const config = typeof opts.config === "string" ? opts.config : String(opts.config || "");
+    const configName = opts.configName || "recommend.yaml";
+    const trace = toPayload(opts.trace);
+    const traceName = opts.traceName || (opts.trace instanceof File ? opts.trace.name : undefined);
+    const key = "rec-" + (++recommends) + "-" + Date.now();
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const fail = (e) => { if (!done) { done = true; recommendActive.delete(fail); reject(e); } };
+      recommendActive.add(fail);
+      (async () => {
+        const t0 = performance.now();
+        coordinator = coordinator && !coordinator.dead ? coordinator : new SimWorker();
+        const coord = coordinator;
+        while (pool.length < n) pool.push(new SimWorker());
+        const workers = pool.slice(0, n);
+        await coord.ready;
+        const { space } = await coord.call({ type: "recommend-parse", config, configName });
+        const idle = workers.slice();
+        const waiting = [];
+        const acquire = () => new Promise((r) => { const w = idle.shift(); if (w) r(w); else waiting.push(r); });
+        const release = (w) => { const r = waiting.shift(); if (r) r(w); else idle.push(w); };
+        const ledger = [];
+        let inFlight = 0, maxInFlight = 0, trialMs = 0;
+        const trial = async (m) => {
+          let w = await acquire();
+          const t1 = performance.now();
+          maxInFlight = Math.max(maxInFlight, ++inFlight);
+          try {
+            if (w.dead) { const i = pool.indexOf(w); w = new SimWorker(); if (i >= 0) pool[i] = w; }
+            await w.ready;
+            const first = w.sweepKey !== key;
+            const msg = { type: "predict", config: space.base, configName, traceName, sets: m.sets, sweepKey: key };
+            if (first) msg.trace = trace;
+            w.sweepKey = key;
+            try {
+              const res = await w.call(msg);
+              if (res.error !== undefined) return { error: res.error, reason: res.reason };
+              return { json: res.json };
+            } catch (e) {
+              if (w.dead) w.sweepKey = "";
+              return { error: e.message, reason: e.reason || "replay_runtime" };
+            }
+          } finally {
+            inFlight--;
+            trialMs += performance.now() - t1;
+            release(w);
+          }
+        };
+        const res = await coord.call({ type: "recommend", config, configName, trace, traceName, parallel: n }, (m) => {
+          if (done) return;
+          if (m.type === "entry") {
+            const e = JSON.parse(m.entry);
+            ledger.push(e);
+            if (onEntry) onEntry(e, space);
+          } else if (m.type === "evaluate") {
+            trial(m).then((a) => { if (!done && !coord.dead) coord.worker.postMessage(Object.assign({ type: "evaluated", eid: m.eid }, a)); });
+          }
+        });
+        if (done) return;
+        done = true;
+        recommendActive.delete(fail);
+        resolve({ json: res.json, csv: res.csv, base: res.base, yamls: res.yamls, ledger: JSON.parse(res.json), space,
+          entries: ledger, workers: n, maxInFlight, trialMs, wallMs: performance.now() - t0 });
+      })().catch(fail);
+    });
+  }
+
+  function cancelRecommend() {
+    if (recommendActive.size === 0) return false;
+    for (const f of [...recommendActive]) f(new Error("canceled"));
+    if (coordinator) { coordinator.terminate(); coordinator = null; }
+    for (const w of pool) w.terminate();
+    pool = [];
+    return true;
+  }
+
+  // candidateYAML(base, sets) → the complete predict config of a candidate
+  // (the search's Base config with its sets), made in the validator worker.
+  async function candidateYAML(base, sets) {
+    const w = getValidator();
+    await w.ready;
+    return (await w.call({ type: "candidate-yaml", base, sets: Array.from(sets || []) })).yaml;
+  }
+
   async function run(opts) {
     return (await runRaw(opts)).report;
   }
 
   function cancel() {
+    if (cancelRecommend() && localActive === 0 && remoteRuns.size === 0) return;
     const remote = remoteRuns.size > 0;
     for (const ctl of remoteRuns) ctl.abort();
     remoteRuns.clear();
@@ -292,7 +397,7 @@
   }
 
   window.dynosim = {
-    run, runRaw, runRemote, cancel, validate, sample, download, samples, serviceURL,
+    run, runRaw, runRemote, recommend, candidateYAML, cancel, cancelRecommend, poolSize, validate, sample, download, samples, serviceURL,
     get ready() { return getRunner().ready; },
   };
   getRunner();

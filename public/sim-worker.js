@@ -4,6 +4,15 @@
 // total, wallMs}, {id, type: "result", json, table, requests} or
 // {id, type: "error", error}, or {id, type: "crashed", error} when the Go
 // program died (this worker then closes). Cancel = the page terminates it.
+//
+// Recommend (the page's Recommend view): {id, type: "recommend-parse",
+// config} → {id, type: "result", space}; {id, type: "recommend", config,
+// configName, trace, traceName, parallel} runs the search here (the
+// coordinator): each trial goes out as {id, type: "evaluate", eid, sets}
+// and comes back as {type: "evaluated", eid, json} or {eid, error, reason};
+// each ledger entry as {id, type: "entry", entry}; the end as {id, type:
+// "result", json, csv, base, yamls}. A trial on a trial worker is a
+// "predict" with sets and sweepKey (its answer may carry reason).
 "use strict";
 importScripts("wasm_exec.js");
 
@@ -19,8 +28,17 @@ const ready = new Promise((resolve, reject) => {
 ready.then(() => self.postMessage({ type: "ready" }),
   (err) => self.postMessage({ type: "fatal", error: "could not load the simulator: " + (err && err.message || err) }));
 
+// evaluations: the coordinator's trials awaiting the page's answer.
+const evaluations = new Map();
+let nextEval = 1;
+
 self.onmessage = async (ev) => {
   const msg = ev.data;
+  if (msg.type === "evaluated") {
+    const r = evaluations.get(msg.eid);
+    if (r) { evaluations.delete(msg.eid); r(msg); }
+    return;
+  }
   try {
     await ready;
   } catch (err) {
@@ -31,6 +49,29 @@ self.onmessage = async (ev) => {
   try {
     if (msg.type === "validate") {
       res = self.dynosimValidate(msg.config, msg.configName || "config.yaml");
+    } else if (msg.type === "candidate-yaml") {
+      res = self.dynosimCandidateYAML(msg.base, msg.sets);
+      if (res && res.error === undefined) { self.postMessage({ id: msg.id, type: "result", yaml: res.yaml }); return; }
+    } else if (msg.type === "recommend-parse") {
+      const sp = self.dynosimRecommendParse(msg.config, msg.configName || "recommend.yaml");
+      if (sp && sp.error === undefined) { self.postMessage({ id: msg.id, type: "result", space: sp }); return; }
+      res = sp;
+    } else if (msg.type === "recommend") {
+      const id = msg.id;
+      const evaluate = (sets) => new Promise((resolve) => {
+        const eid = nextEval++;
+        evaluations.set(eid, (m) => resolve(m.error !== undefined ? { error: m.error, reason: m.reason || "replay_runtime" } : { json: m.json }));
+        self.postMessage({ id, type: "evaluate", eid, sets: Array.from(sets) });
+      });
+      const onEntry = (entry) => self.postMessage({ id, type: "entry", entry });
+      try {
+        const out = await self.dynosimRecommend(msg, evaluate, onEntry);
+        self.postMessage({ id, type: "result", json: out.json, csv: out.csv, base: out.base,
+          yamls: Array.from(out.yamls || [], (y) => ({ id: y.id, yaml: y.yaml })) });
+      } catch (err) {
+        self.postMessage({ id, type: "error", error: (err && err.message) || String(err) });
+      }
+      return;
     } else {
       const id = msg.id;
       res = self.dynosimPredict(msg, (simTimeMs, done, total, wallMs) => {
@@ -50,7 +91,7 @@ self.onmessage = async (ev) => {
     return;
   }
   if (res.error !== undefined) {
-    self.postMessage({ id: msg.id, type: "error", error: res.error });
+    self.postMessage({ id: msg.id, type: "error", error: res.error, reason: res.reason });
   } else {
     self.postMessage({ id: msg.id, type: "result", json: res.json, table: res.table, requests: res.requests });
   }

@@ -75,6 +75,17 @@ type Root struct {
 	tableGen    int          // bumped with Table; syncDOM puts it in #console-table
 	Requests    *RequestTable
 
+	// the Recommend view (ui/recommend.go; its ledger and plots are drawn by
+	// public/recommend.js)
+	RecConfig     string
+	recEditorText string
+	RecPreset     string
+	RecRunning    bool
+	RecDone       bool
+	RecStatus     string
+	RecError      string
+	recRun        int
+
 	validateMu  sync.Mutex
 	validateGen int
 	ticker      *time.Ticker
@@ -102,6 +113,8 @@ func (c *Root) Init(ctx vugu.InitCtx) {
 			}
 		}
 	}
+	c.RecConfig, c.RecPreset = RecPresets[0].YAML, RecPresets[0].Name
+	js.Global().Get("Reflect").Call("set", js.Global(), "dynosimOpenCandidate", c.funcOf(c.openCandidate))
 	c.scheduleValidate(0)
 }
 
@@ -501,6 +514,15 @@ func (c *Root) syncDOM() {
 			el.Set("value", c.Config)
 			c.editorText = c.Config
 		}
+	}
+	// (compared with the element's value: Vugu may have replaced the
+	// element when a section above it appeared)
+	if el := doc.Call("getElementById", "rec-editor"); el.Truthy() && (c.RecConfig != c.recEditorText || el.Get("value").String() != c.RecConfig) {
+		el.Set("value", c.RecConfig)
+		c.recEditorText = c.RecConfig
+	}
+	if v := js.Global().Get("dynosimRecommendView"); v.Truthy() {
+		v.Call("remount")
 	}
 	c.syncRunNames(doc)
 	if el := doc.Call("getElementById", "console-table"); el.Truthy() {

@@ -22,6 +22,9 @@ const progressEvery = 100 * time.Millisecond
 func main() {
 	js.Global().Set("dynosimPredict", js.FuncOf(predict))
 	js.Global().Set("dynosimValidate", js.FuncOf(validate))
+	js.Global().Set("dynosimRecommendParse", js.FuncOf(recommendParse))
+	js.Global().Set("dynosimRecommend", js.FuncOf(recommendRun))
+	js.Global().Set("dynosimCandidateYAML", js.FuncOf(candidateYAML))
 	if ready := js.Global().Get("dynosimReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
 	}
@@ -31,7 +34,8 @@ func main() {
 // predict(req, onProgress) → {json, table, requests} or {error}.
 // req: {config: string, configName, trace: Uint8Array|string, traceName,
 // profile: Uint8Array, profileName, model: an HF config.json standing for
-// engine.model, modelName, capturePerRequest: bool}.
+// engine.model, modelName, capturePerRequest: bool}. With req.sets (an
+// array of PATH=VALUE) it is a recommend trial: see predictTrial.
 func predict(this js.Value, args []js.Value) (result any) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -52,6 +56,14 @@ func predict(this js.Value, args []js.Value) (result any) {
 		ProfileName:       stringOr(req.Get("profileName"), "profile.npz"),
 		ModelConfigName:   stringOr(req.Get("modelName"), "config.json"),
 		CapturePerRequest: req.Get("capturePerRequest").Truthy(),
+	}
+	if req.Get("sets").Type() == js.TypeObject {
+		// a trial of a recommend search (see predictTrial)
+		res, err := predictTrial(req, in, nil)
+		if err != nil {
+			return errResult(err.Error())
+		}
+		return res
 	}
 	var err error
 	if in.Config, err = bytesOf(req.Get("config"), in.ConfigName, maxConfig); err != nil {
