@@ -254,6 +254,9 @@
 
   function recommend(opts, onEntry) {
     opts = opts || {};
+    // With a service, every trial is a POST to it (the coordinator keeps the
+    // search here): as many at once as the CLI's --remote default, the cores.
+    const svc = opts.service ? normalizeService(opts.service) : "";
     const n = Math.max(1, Math.floor(opts.workers || poolSize()));
     const config = typeof opts.config === "string" ? opts.config : String(opts.config || "");
     const configName = opts.configName || "recommend.yaml";
@@ -268,7 +271,7 @@
         const t0 = performance.now();
         coordinator = coordinator && !coordinator.dead ? coordinator : new SimWorker();
         const coord = coordinator;
-        while (pool.length < n) pool.push(new SimWorker());
+        while (!svc && pool.length < n) pool.push(new SimWorker());
         const workers = pool.slice(0, n);
         await coord.ready;
         const { space } = await coord.call({ type: "recommend-parse", config, configName });
@@ -279,6 +282,7 @@
         const ledger = [];
         let inFlight = 0, maxInFlight = 0, trialMs = 0;
         const trial = async (m) => {
+          if (svc) return remoteTrial(svc, space.base, configName, trace, traceName, m.sets);
           let w = await acquire();
           const t1 = performance.now();
           maxInFlight = Math.max(maxInFlight, ++inFlight);
@@ -320,6 +324,31 @@
           entries: ledger, workers: n, maxInFlight, trialMs, wallMs: performance.now() - t0 });
       })().catch(fail);
     });
+  }
+
+  // remoteTrial runs one trial on the shared service: the base config, the
+  // trace and the candidate's sets as POST /v1/predict fields, as
+  // `dynosim recommend --remote` sends them; a failure's reason category
+  // comes in X-Dynosim-Reason, so the ledger is the local one.
+  async function remoteTrial(svc, base, configName, trace, traceName, sets) {
+    const form = new FormData();
+    form.append("config", new Blob([base]), configName);
+    if (trace !== undefined && trace !== null) form.append("trace", asBlob(trace), traceName || "trace.jsonl");
+    for (const s of sets) form.append("set", s);
+    const ctl = new AbortController();
+    remoteRuns.add(ctl);
+    try {
+      const resp = await fetch(svc + "/v1/predict", { method: "POST", body: form, signal: ctl.signal, mode: "cors", credentials: "omit" });
+      const text = await resp.text();
+      if (resp.ok) return { json: text };
+      let msg = `the shared service answered HTTP ${resp.status}`;
+      try { const j = JSON.parse(text); if (j && typeof j.error === "string") msg = j.error; } catch (e) { /* not JSON */ }
+      return { error: msg, reason: resp.headers.get("X-Dynosim-Reason") || "replay_runtime" };
+    } catch (e) {
+      return { error: `could not reach the shared service (${e && e.message || e})`, reason: "replay_runtime" };
+    } finally {
+      remoteRuns.delete(ctl);
+    }
   }
 
   function cancelRecommend() {

@@ -97,6 +97,9 @@ func (c *Root) RunRecommend() {
 	opts := js.Global().Get("Object").New()
 	opts.Set("config", c.RecConfig)
 	opts.Set("configName", "recommend.yaml")
+	if c.UseService && c.ServiceURL != "" {
+		opts.Set("service", c.ServiceURL) // trials go to the shared service's /v1/predict
+	}
 	c.withTrace(func(trace js.Value, name string) {
 		if run != c.recRun {
 			return

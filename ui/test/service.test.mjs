@@ -302,3 +302,24 @@ test("a Location that is not an http(s) URL on the service's origin gives no run
   await page.unroute(service + "/v1/predict");
   await page.close();
 });
+
+// With "Run on the shared service" ticked, a recommend search sends every
+// trial to the Worker's /v1/predict (the search itself stays on the page)
+// and writes the ledger the page's own worker pool writes.
+test("recommend on the shared service: every trial a POST, the local ledger", async () => {
+  const page = await openPage(browser.context, withService.url);
+  const ledger = async () => {
+    await page.getByTestId("rec-preset-select").selectOption("replicas-router");
+    await page.getByTestId("rec-run").click();
+    await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid="rec-status"]').textContent), null, { timeout: 120000 });
+    return page.evaluate(() => window.dynosimRecommendView.result.json);
+  };
+  const local = await ledger();
+  let posts = 0;
+  page.on("request", (r) => { if (r.method() === "POST" && r.url().startsWith(service + "/v1/predict")) posts++; });
+  await tid(page, "run-on-service").check();
+  const remote = await ledger();
+  assert.equal(posts, JSON.parse(remote).counts.evaluated - 2, "one POST per trial that runs (the two over the GPU budget never run)");
+  assert.equal(remote, local, "the shared service's ledger differs from the local one");
+  await page.close();
+});
