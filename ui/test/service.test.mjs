@@ -5,17 +5,14 @@
 // Chromium. The report the page shows must equal the CLI's --format json.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { Miniflare } from "miniflare";
+import { freePort, startWorkerd } from "../../wasm/worker/test/workerd.mjs";
 import { startServer, launch, openPage, artifacts, bin, repo, stripWallText } from "./helpers.mjs";
 
-process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false"; // Miniflare: no request.cf download
 
 const dir = mkdtempSync(path.join(tmpdir(), "dynosim-service-"));
 const synthetic = gunzipSync(readFileSync(path.join(repo, "public/traces/synthetic_trace.jsonl.gz"))).toString();
@@ -28,14 +25,6 @@ writeFileSync(path.join(dir, "config.yaml"), twoWorkers);
 
 let mf, service, plain, withService, browser;
 
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address();
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 function cli(args) {
   const r = spawnSync(bin, args, { cwd: dir, encoding: "utf8", maxBuffer: 256 << 20 });
@@ -56,24 +45,7 @@ const shot = (page, name) => page.screenshot({ path: path.join(artifacts, name +
 const tid = (page, id) => page.locator(`[data-testid="${id}"]`);
 
 before(async () => {
-  if (!existsSync(path.join(repo, "build/worker/app.wasm"))) {
-    execFileSync("make", ["worker"], { cwd: repo, stdio: "inherit" });
-  }
-  const wcfg = JSON.parse(readFileSync(path.join(repo, "build/wrangler.jsonc"), "utf8")
-    .replace(/^\s*\/\/.*$/gm, "").replace(/\s\/\/.*$/gm, ""));
-  mf = new Miniflare({
-    rootPath: path.join(repo, "build", path.dirname(wcfg.main)),
-    modules: true,
-    scriptPath: path.basename(wcfg.main),
-    modulesRules: [{ type: "ESModule", include: ["**/*.mjs", "**/*.js"] }, { type: "CompiledWasm", include: ["**/*.wasm"] }],
-    compatibilityDate: wcfg.compatibility_date,
-    kvNamespaces: wcfg.kv_namespaces.map((k) => k.binding),
-    kvPersist: path.join(dir, "kv"),
-    bindings: { ...wcfg.vars },
-    host: "127.0.0.1",
-    port: await freePort(),
-  });
-  service = String(await mf.ready).replace(/\/$/, "");
+  ({ url: service, mf } = await startWorkerd(path.join(dir, "kv")));
   plain = await startServer();
   withService = await startServer(["--service-url", service + "/"]);
   browser = await launch();

@@ -10,53 +10,23 @@
 // so any answer ≥ 400 fails the example. Run by `make test-worker`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Miniflare } from 'miniflare';
+import { root, startWorkerd } from './workerd.mjs';
 
-process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false'; // Miniflare: no request.cf download
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const doc = readFileSync(path.join(root, 'docs/worker.md'), 'utf8');
 let tmp, base, mf;
 
 // The runnable examples: fenced ```sh blocks (at the start of a line) with a curl.
 const blocks = [...doc.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]).filter((b) => /\bcurl\b/.test(b));
 
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address();
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'dynosim-worker-examples-'));
   for (const d of ['internal', 'wasm', 'docs', 'timing']) symlinkSync(path.join(root, d), path.join(tmp, d));
-  if (!existsSync(path.join(root, 'build/worker/app.wasm'))) {
-    execFileSync('make', ['worker'], { cwd: root, stdio: 'inherit' });
-  }
-  const wcfg = JSON.parse(readFileSync(path.join(root, 'build/wrangler.jsonc'), 'utf8')
-    .replace(/^\s*\/\/.*$/gm, '').replace(/\s\/\/.*$/gm, ''));
-  mf = new Miniflare({
-    rootPath: path.join(root, 'build', path.dirname(wcfg.main)),
-    modules: true,
-    scriptPath: path.basename(wcfg.main),
-    modulesRules: [{ type: 'ESModule', include: ['**/*.mjs', '**/*.js'] }, { type: 'CompiledWasm', include: ['**/*.wasm'] }],
-    compatibilityDate: wcfg.compatibility_date,
-    kvNamespaces: wcfg.kv_namespaces.map((k) => k.binding),
-    kvPersist: path.join(tmp, 'state'),
-    bindings: { ...wcfg.vars }, // the documented defaults
-    host: '127.0.0.1',
-    port: await freePort(),
-  });
-  base = String(await mf.ready).replace(/\/$/, '');
+  // the documented defaults: no limit overrides
+  ({ url: base, mf } = await startWorkerd(path.join(tmp, 'state')));
 });
 
 after(async () => {

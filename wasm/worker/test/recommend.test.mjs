@@ -7,31 +7,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Miniflare } from 'miniflare';
+import { root, startWorkerd } from './workerd.mjs';
 
-process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const GO = process.env.GO || 'go';
 let tmp, base, mf, cli;
 
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address();
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'dynosim-worker-recommend-'));
-  if (!existsSync(path.join(root, 'build/worker/app.wasm'))) execFileSync('make', ['worker'], { cwd: root, stdio: 'inherit' });
   cli = path.join(tmp, 'dynosim');
   execFileSync(GO, ['build', '-o', cli, './cmd/dynosim'], { cwd: root, stdio: 'inherit' });
   const lines = readFileSync(path.join(root, 'wasm/worker/testdata/conversation_1000.jsonl'), 'utf8').split('\n').filter(Boolean);
@@ -50,21 +35,7 @@ router: {policy: round_robin}
 evaluation: {sla: {ttft_ms: 2000, itl_ms: 50}}
 optimization: {target: throughput_per_gpu, constraints: {max_candidate_gpus: 4}}
 `);
-  const wcfg = JSON.parse(readFileSync(path.join(root, 'build/wrangler.jsonc'), 'utf8')
-    .replace(/^\s*\/\/.*$/gm, '').replace(/\s\/\/.*$/gm, ''));
-  mf = new Miniflare({
-    rootPath: path.join(root, 'build', path.dirname(wcfg.main)),
-    modules: true,
-    scriptPath: path.basename(wcfg.main),
-    modulesRules: [{ type: 'ESModule', include: ['**/*.mjs', '**/*.js'] }, { type: 'CompiledWasm', include: ['**/*.wasm'] }],
-    compatibilityDate: wcfg.compatibility_date,
-    kvNamespaces: wcfg.kv_namespaces.map((k) => k.binding),
-    kvPersist: path.join(tmp, 'state'),
-    bindings: { ...wcfg.vars },
-    host: '127.0.0.1',
-    port: await freePort(),
-  });
-  base = String(await mf.ready).replace(/\/$/, '');
+  ({ url: base, mf } = await startWorkerd(path.join(tmp, 'state')));
 });
 
 after(async () => {

@@ -9,7 +9,6 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { Miniflare } from 'miniflare';
 import { Agent, setGlobalDispatcher } from 'undici';
 
 // One connection per request. workerd closes idle keep-alive connections on
@@ -22,10 +21,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { root, startWorkerd } from './workerd.mjs';
 
-process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false'; // Miniflare: no request.cf download
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const testdata = path.join(root, 'wasm/worker/testdata');
 const GO = process.env.GO || (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go');
 const WRANGLER = path.join(root, 'node_modules/.bin/wrangler');
@@ -55,14 +52,6 @@ function env() {
   };
 }
 
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address();
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'dynosim-worker-test-'));
@@ -73,26 +62,8 @@ before(async () => {
   execFileSync(GO, ['build', '-o', cli, './cmd/dynosim'], { cwd: root, stdio: 'inherit' });
   writeFileSync(path.join(tmp, 'config.yaml'), CONFIG);
 
-  // A real local workerd through Miniflare's API (what `wrangler dev` runs
-  // underneath), configured from build/wrangler.jsonc. wrangler dev's own
-  // ProxyWorker in front of it occasionally holds a request until the client
-  // gives up when bursts of requests arrive (seen on this machine; direct
-  // requests to workerd never stalled), so the tests talk to workerd directly.
-  const wcfg = JSON.parse(readFileSync(path.join(root, 'build/wrangler.jsonc'), 'utf8')
-    .replace(/^\s*\/\/.*$/gm, '').replace(/\s\/\/.*$/gm, ''));
-  mf = new Miniflare({
-    rootPath: path.join(root, 'build', path.dirname(wcfg.main)),
-    modules: true,
-    scriptPath: path.basename(wcfg.main),
-    modulesRules: [{ type: 'ESModule', include: ['**/*.mjs', '**/*.js'] }, { type: 'CompiledWasm', include: ['**/*.wasm'] }],
-    compatibilityDate: wcfg.compatibility_date,
-    kvNamespaces: wcfg.kv_namespaces.map((k) => k.binding),
-    kvPersist: path.join(tmp, 'state'),
-    bindings: { ...wcfg.vars, MAX_BODY_BYTES: String(MAX_BODY), BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) },
-    host: '127.0.0.1',
-    port: await freePort(),
-  });
-  base = String(await mf.ready).replace(/\/$/, '');
+  // A real local workerd (workerd.mjs) with the tests' body limits.
+  ({ url: base, mf } = await startWorkerd(path.join(tmp, 'state'), { MAX_BODY_BYTES: String(MAX_BODY), BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) }));
 });
 
 after(async () => {

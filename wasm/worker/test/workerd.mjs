@@ -1,0 +1,48 @@
+// workerd.mjs starts the DynoSim Worker in a real local workerd for tests:
+// Miniflare's API on 127.0.0.1 (what `wrangler dev` runs underneath),
+// configured from build/wrangler.jsonc (built first if missing). wrangler
+// dev's own ProxyWorker in front of it occasionally holds a request until
+// the client gives up when bursts of requests arrive (seen on this
+// machine; direct requests to workerd never stalled), so tests talk to
+// workerd directly.
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Miniflare } from 'miniflare';
+
+process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false'; // Miniflare: no request.cf download
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export async function freePort() {
+  const srv = net.createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+// startWorkerd serves the Worker with its KV persisted under kvDir and
+// vars over wrangler.jsonc's (the documented defaults when none), and
+// resolves to {url (no trailing slash), mf}; mf.dispose() stops it.
+export async function startWorkerd(kvDir, vars = {}) {
+  if (!existsSync(path.join(root, 'build/worker/app.wasm'))) execFileSync('make', ['worker'], { cwd: root, stdio: 'inherit' });
+  const wcfg = JSON.parse(readFileSync(path.join(root, 'build/wrangler.jsonc'), 'utf8')
+    .replace(/^\s*\/\/.*$/gm, '').replace(/\s\/\/.*$/gm, ''));
+  const mf = new Miniflare({
+    rootPath: path.join(root, 'build', path.dirname(wcfg.main)),
+    modules: true,
+    scriptPath: path.basename(wcfg.main),
+    modulesRules: [{ type: 'ESModule', include: ['**/*.mjs', '**/*.js'] }, { type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: wcfg.compatibility_date,
+    kvNamespaces: wcfg.kv_namespaces.map((k) => k.binding),
+    kvPersist: kvDir,
+    bindings: { ...wcfg.vars, ...vars },
+    host: '127.0.0.1',
+    port: await freePort(),
+  });
+  return { url: String(await mf.ready).replace(/\/$/, ''), mf };
+}
