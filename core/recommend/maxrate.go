@@ -44,70 +44,45 @@ func maxRate(sp *Space, ev Evaluator, cfg *config.Config, sets []string) (*repor
 		return nil, 0, ReasonMaterialization, errors.New("max_rate: needs evaluation.sla")
 	}
 	knob := rateKnob(cfg)
-	runs := 0
-	run := func(rate float64) (*report.Report, bool, string, error) {
-		runs++
-		rep, cat, err := ev.Predict(append(slices.Clip(sets), fmt.Sprintf("%s=%v", knob, rate)))
-		if err != nil {
-			return nil, false, cat, err
-		}
-		return rep, meets(rep), "", nil
-	}
 	start := mr.Start
 	if knob == "traffic.load.requests_per_second" && cfg.Traffic.Load.RequestsPerSecond > 0 {
 		start = cfg.Traffic.Load.RequestsPerSecond
 	}
-	lo, hi := 0.0, 0.0
+	// lo meets the SLA (best is its run; nil: none found yet), hi does not
+	// (+Inf: none found yet).
+	lo, hi := 0.0, math.Inf(1)
 	var best *report.Report
-	rep, ok, cat, err := run(start)
-	if err != nil {
-		return nil, 0, cat, err
-	}
-	if ok {
-		lo, best = start, rep
-		for hi == 0 {
-			if runs >= mr.MaxRuns {
-				return best, lo, "", nil // meets at every rate tried
-			}
-			r := lo * 2
-			rep, ok, cat, err := run(r)
-			if err != nil {
-				return nil, 0, cat, err
-			}
-			if ok {
-				lo, best = r, rep
-			} else {
-				hi = r
-			}
-		}
-	} else {
-		hi = start
-		for best == nil {
-			if runs >= mr.MaxRuns {
-				return nil, 0, ReasonSLA, fmt.Errorf("max_rate: no rate down to %.4g meets the SLA", hi)
-			}
-			r := hi / 2
-			rep, ok, cat, err := run(r)
-			if err != nil {
-				return nil, 0, cat, err
-			}
-			if ok {
-				lo, best = r, rep
-			} else {
-				hi = r
-			}
-		}
-	}
-	for hi/lo > 1+mr.Tolerance && runs < mr.MaxRuns {
-		mid := math.Sqrt(lo * hi)
-		rep, ok, cat, err := run(mid)
+	runs := 0
+	try := func(rate float64) (string, error) {
+		runs++
+		rep, cat, err := ev.Predict(append(slices.Clip(sets), fmt.Sprintf("%s=%v", knob, rate)))
 		if err != nil {
+			return cat, err
+		}
+		if meets(rep) {
+			lo, best = rate, rep
+		} else {
+			hi = rate
+		}
+		return "", nil
+	}
+	next := start
+	for runs < mr.MaxRuns && (best == nil || math.IsInf(hi, 1)) { // bracket
+		if cat, err := try(next); err != nil {
 			return nil, 0, cat, err
 		}
-		if ok {
-			lo, best = mid, rep
+		if best == nil {
+			next = hi / 2
 		} else {
-			hi = mid
+			next = lo * 2
+		}
+	}
+	if best == nil {
+		return nil, 0, ReasonSLA, fmt.Errorf("max_rate: no rate down to %.4g meets the SLA", hi)
+	}
+	for !math.IsInf(hi, 1) && hi/lo > 1+mr.Tolerance && runs < mr.MaxRuns { // bisect
+		if cat, err := try(math.Sqrt(lo * hi)); err != nil {
+			return nil, 0, cat, err
 		}
 	}
 	return best, lo, "", nil
