@@ -68,21 +68,24 @@ func TestRecommendOutputs(t *testing.T) {
 		if n := strings.Count(string(csv), "\n"); n != 13 || !strings.Contains(string(csv), "is_top_n") {
 			t.Fatalf("csv: %d lines", n)
 		}
-		// The best recommendation, run by predict from elsewhere.
+		// Every recommendation, run by predict from elsewhere, gives its
+		// ledger metrics.
 		t.Chdir(t.TempDir())
-		stdout.Reset()
-		if err := run([]string{"predict", "-c", rows[0].ConfigPath, "--format", "json"}, &stdout, &stderr); err != nil {
-			t.Fatal(err)
-		}
-		var rep struct{ Summary map[string]float64 }
-		json.Unmarshal(stdout.Bytes(), &rep)
-		for _, c := range l.Candidates {
-			if c.ID != rows[0].ID {
-				continue
+		for _, r := range rows {
+			stdout.Reset()
+			if err := run([]string{"predict", "-c", r.ConfigPath, "--format", "json"}, &stdout, &stderr); err != nil {
+				t.Fatal(err)
 			}
-			for _, k := range []string{"output_throughput_tok_s", "mean_ttft_ms", "p99_itl_ms", "goodput_request_throughput_rps"} {
-				if rep.Summary[k] != c.Metrics[k] {
-					t.Fatalf("%s: predict %v, ledger %v", k, rep.Summary[k], c.Metrics[k])
+			var rep struct{ Summary map[string]float64 }
+			json.Unmarshal(stdout.Bytes(), &rep)
+			for _, c := range l.Candidates {
+				if c.ID != r.ID {
+					continue
+				}
+				for _, k := range []string{"output_throughput_tok_s", "mean_ttft_ms", "p99_itl_ms", "goodput_request_throughput_rps", "duration_ms", "gpu_hours"} {
+					if rep.Summary[k] != c.Metrics[k] {
+						t.Fatalf("%s %s: predict %v, ledger %v", r.ConfigPath, k, rep.Summary[k], c.Metrics[k])
+					}
 				}
 			}
 		}
