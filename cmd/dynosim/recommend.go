@@ -175,13 +175,12 @@ func writeRecommendation(out, cfgDir string, sp *recommend.Space, l *recommend.L
 	}
 	paths := map[string]string{}
 	for i, e := range l.Recommended() {
-		y, err := sp.YAML(append(abs, e.Sets...))
+		y, err := sp.RecommendationYAML(l, i, e, abs)
 		if err != nil {
 			return nil, err
 		}
 		p := filepath.Join(out, "recommendations", fmt.Sprintf("%04d.yaml", i+1))
-		head := fmt.Sprintf("# %s of `dynosim recommend` (target %s): `dynosim predict -c %s` reproduces its metrics.\n", e.ID, l.Target, filepath.Base(p))
-		if err := os.WriteFile(p, append([]byte(head), y...), 0o644); err != nil {
+		if err := os.WriteFile(p, y, 0o644); err != nil {
 			return nil, err
 		}
 		paths[e.ID] = p

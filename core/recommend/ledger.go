@@ -76,3 +76,15 @@ func (l *Ledger) Recommended() []Entry {
 	}
 	return out
 }
+
+// RecommendationYAML is the i-th (0-based) recommendation's file
+// NNNN.yaml: entry e's complete predict config (Base with pre, then its
+// sets: pre may make file paths absolute), under a comment naming it.
+func (sp *Space) RecommendationYAML(l *Ledger, i int, e Entry, pre []string) ([]byte, error) {
+	y, err := sp.YAML(append(slices.Clip(pre), e.Sets...))
+	if err != nil {
+		return nil, err
+	}
+	head := fmt.Sprintf("# %s of `dynosim recommend` (target %s): `dynosim predict -c %04d.yaml` reproduces its metrics.\n", e.ID, l.Target, i+1)
+	return append([]byte(head), y...), nil
+}

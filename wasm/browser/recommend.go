@@ -129,12 +129,11 @@ func runSearch(text []byte, in sim.Inputs, inErr error, parallel int, evaluate, 
 	}
 	var yamls []any
 	for i, e := range l.Recommended() {
-		y, err := sp.YAML(e.Sets)
+		y, err := sp.RecommendationYAML(l, i, e, nil)
 		if err != nil {
 			return js.Undefined(), err
 		}
-		head := fmt.Sprintf("# %s of `dynosim recommend` (target %s): `dynosim predict -c %04d.yaml` reproduces its metrics.\n", e.ID, l.Target, i+1)
-		yamls = append(yamls, map[string]any{"id": e.ID, "yaml": head + string(y)})
+		yamls = append(yamls, map[string]any{"id": e.ID, "yaml": string(y)})
 	}
 	return js.ValueOf(map[string]any{"json": string(js1), "csv": string(l.CSV()), "base": string(sp.Base), "yamls": yamls}), nil
 }
