@@ -178,6 +178,7 @@ func (c *Root) withTrace(start func(trace js.Value, name string), fail func(stri
 		sample := c.Sample
 		c.then(dynosim().Call("sample", name), func(blob js.Value) {
 			if sample == defaultSample {
+				// the CLI's embedded sample: the trace's first 1,000 requests
 				blob = blob.Call("slice", 0, defaultSampleBytes)
 			}
 			start(blob, file)

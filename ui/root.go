@@ -391,28 +391,10 @@ func (c *Root) Run() {
 			c.Error, c.Status, c.failed = msg, "Failed.", true
 		})
 	}
-	switch {
-	case c.TraceFile.Truthy():
-		start(c.TraceFile, c.TraceName)
-	case c.Sample != "":
-		name := c.Sample
-		if name == defaultSample {
-			name = "conversation"
-		}
-		file := js.Global().Get("dynosim").Get("samples").Get(name).Get("file").String()
-		c.then(dynosim().Call("sample", name), func(blob js.Value) {
-			if c.Sample == defaultSample {
-				// the CLI's embedded sample: the trace's first 1,000 requests
-				blob = blob.Call("slice", 0, defaultSampleBytes)
-			}
-			start(blob, file)
-		}, func(msg string) {
-			c.stop()
-			c.Error, c.Status, c.failed = msg, "Failed.", true
-		})
-	default:
-		start(js.Undefined(), "")
-	}
+	c.withTrace(start, func(msg string) {
+		c.stop()
+		c.Error, c.Status, c.failed = msg, "Failed.", true
+	})
 }
 
 // Cancel stops the running replay (the worker is terminated and replaced).
