@@ -79,6 +79,10 @@ type Provenance struct {
 	ConfigSHA256 string `json:"config_sha256"` // of the base config
 }
 
+// MaxExhaustive bounds an exhaustive search (optimizer.max_trials bounds
+// the others).
+const MaxExhaustive = 100_000
+
 // Search runs the search of sp with parallel concurrent evaluations;
 // onEntry (may be nil) sees each entry as the ledger grows, in ledger
 // order.
@@ -95,6 +99,9 @@ func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func
 	}}
 	trials := min(sp.Spec.Optimizer.MaxTrials, sp.Size())
 	if strategy == "exhaustive" {
+		if sp.Size() > MaxExhaustive {
+			return nil, fmt.Errorf("%s: optimizer.algorithm: exhaustive search of %d candidates is more than %d trials; use bayesian or random with max_trials", sp.Name, sp.Size(), MaxExhaustive)
+		}
 		trials = sp.Size()
 	}
 	cache := map[int]int{} // space index → ledger position

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,21 @@ func TestParseSpaceErrors(t *testing.T) {
 		if _, err := Parse("r.yaml", []byte(tc.yaml), nil); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %v, want %q", tc.yaml, err, tc.err)
 		}
+	}
+}
+
+// An exhaustive search of a space past MaxExhaustive is refused before any
+// trial (a product of domains grows fast).
+func TestExhaustiveTooLarge(t *testing.T) {
+	var dims []string
+	for i := range 6 {
+		dims = append(dims, fmt.Sprintf("k%d: {range: {min: 1, max: 10}}", i))
+	}
+	sp, err := Parse("r.yaml", []byte("x: {"+strings.Join(dims, ", ")+"}\noptimizer: {algorithm: exhaustive}"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Search(sp, nil, nil, 1, nil); err == nil || !strings.Contains(err.Error(), "exhaustive search of 1000000 candidates is more than 100000 trials") {
+		t.Fatalf("%v", err)
 	}
 }
