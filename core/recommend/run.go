@@ -40,8 +40,7 @@ type Entry struct {
 	Objectives     []float64         `json:"objectives,omitempty"` // pareto: tok/s/GPU, tok/s/user
 	CacheHit       bool              `json:"cache_hit"`
 
-	score float64 // NaN: none
-	tie   float64 // min_gpus: goodput, then −E2E, breaks ties
+	tie float64 // min_gpus: goodput, then −E2E, breaks ties
 }
 
 // Ledger is a search's result in AISimulate's SweepResult shape.
@@ -111,6 +110,7 @@ func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func
 			break
 		}
 		out := make([]Entry, len(batch))
+		first := make(map[int]int, len(batch)) // space index → its first place in the batch
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, parallel)
 		for k, i := range batch {
@@ -119,9 +119,10 @@ func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func
 				out[k].CacheHit = true
 				continue
 			}
-			if slices.Index(batch, i) < k { // twice in one batch
+			if _, ok := first[i]; ok { // twice in one batch: run once
 				continue
 			}
+			first[i] = k
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
@@ -131,7 +132,7 @@ func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func
 		}
 		wg.Wait()
 		for k, i := range batch {
-			if j := slices.Index(batch, i); j < k && !out[k].CacheHit {
+			if j, ok := first[i]; ok && j != k {
 				out[k] = out[j]
 				out[k].CacheHit = true
 			}
@@ -154,7 +155,7 @@ func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func
 // evaluate runs one candidate and judges it.
 func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) Entry {
 	sets := sp.Sets(c)
-	e := Entry{Index: sp.Index(c), Config: map[string]string{}, Sets: sets, score: math.NaN(), Metrics: report.Summary{}}
+	e := Entry{Index: sp.Index(c), Config: map[string]string{}, Sets: sets, Metrics: report.Summary{}}
 	for d, v := range c {
 		e.Config[sp.Dims[d].Path] = sp.Dims[d].Values[v]
 	}
@@ -204,9 +205,7 @@ func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) Entry {
 	}
 	e.Status = Feasible
 	target := sp.Spec.Optimization.Target
-	e.score = score(target, e.Metrics)
-	if !math.IsNaN(e.score) {
-		s := e.score
+	if s := score(target, e.Metrics); !math.IsNaN(s) {
 		e.Score = &s
 	}
 	switch target {

@@ -185,7 +185,7 @@ func draw(rng *rand.Rand, p []float64) int {
 	return len(p) - 1
 }
 
-func scored(e Entry) bool { return e.Status == Feasible && !math.IsNaN(e.score) }
+func scored(e Entry) bool { return e.Status == Feasible && e.Score != nil }
 
 // cmpScore orders entries by score (feasible and scored above the rest),
 // then fewer GPUs, then space index: a total order, so rankings are
@@ -198,8 +198,8 @@ func cmpScore(a, b Entry) int {
 			return 1
 		}
 		return -1
-	case sa && a.score != b.score:
-		if a.score > b.score {
+	case sa && *a.Score != *b.Score:
+		if *a.Score > *b.Score {
 			return 1
 		}
 		return -1

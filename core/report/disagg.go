@@ -115,19 +115,17 @@ func buildPools(r *Report, info RunInfo, s Summary) {
 	durMs := info.ClockEnd.Ms()
 	for _, p := range info.Pools {
 		ps := PoolStats{Name: p.Name, FirstWorker: first, Workers: p.Workers, GPUsPerWorker: p.GPUsPerWorker, GPUs: p.Workers * p.GPUsPerWorker}
-		routed := 0
 		for i := first; i < first+p.Workers && i < len(r.Workers); i++ {
 			w := &r.Workers[i]
 			w.Pool = p.Name
-			routed += w.Requests
 			ps.Requests += w.Requests
 			ps.OutputTokens += w.OutputTokens
 			ps.BusyMs += w.BusyMs
 			ps.Preemptions += w.Preemptions
 		}
 		for i := first; i < first+p.Workers && i < len(r.Workers); i++ {
-			if routed > 0 {
-				r.Workers[i].RequestShare = float64(r.Workers[i].Requests) / float64(routed)
+			if ps.Requests > 0 {
+				r.Workers[i].RequestShare = float64(r.Workers[i].Requests) / float64(ps.Requests)
 			}
 		}
 		ps.Utilization = nullable(ps.BusyMs / (float64(p.Workers) * durMs))
