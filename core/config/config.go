@@ -47,9 +47,12 @@ type Source struct {
 
 // Load is the arrival process.
 type Load struct {
-	Type              string  `yaml:"type" json:"type"` // trace_timestamps | concurrency | poisson | constant_rate
-	Speedup           float64 `yaml:"speedup" json:"speedup"`
-	Concurrency       int     `yaml:"concurrency" json:"concurrency"`
+	Type        string  `yaml:"type" json:"type"` // trace_timestamps | concurrency | poisson | constant_rate
+	Speedup     float64 `yaml:"speedup" json:"speedup"`
+	Concurrency int     `yaml:"concurrency" json:"concurrency"`
+	// RampUpSeconds starts the closed loop's clients evenly over this span
+	// (concurrency only; 0: all at once).
+	RampUpSeconds     float64 `yaml:"ramp_up_seconds" json:"ramp_up_seconds"`
 	RequestsPerSecond float64 `yaml:"requests_per_second" json:"requests_per_second"`
 	IntervalMs        float64 `yaml:"interval_ms" json:"interval_ms"`
 	Seed              uint64  `yaml:"seed" json:"seed"`
@@ -63,11 +66,14 @@ type Stop struct {
 
 // Engine is the serving engine and its workers.
 type Engine struct {
-	Mode     string  `yaml:"mode" json:"mode"`         // aggregated | disaggregated
-	Backend  string  `yaml:"backend" json:"backend"`   // vllm | sglang | trtllm
-	Model    string  `yaml:"model" json:"model"`       // catalog name or HF config.json path
-	Hardware string  `yaml:"hardware" json:"hardware"` // catalog name
-	Workers  Workers `yaml:"workers" json:"workers"`
+	Mode     string `yaml:"mode" json:"mode"`         // aggregated | disaggregated
+	Backend  string `yaml:"backend" json:"backend"`   // vllm | sglang | trtllm
+	Model    string `yaml:"model" json:"model"`       // catalog name or HF config.json path
+	Hardware string `yaml:"hardware" json:"hardware"` // catalog name
+	// DType is the precision of weights and GEMMs: auto (the checkpoint's),
+	// bf16, fp16, fp8 or fp4 (vLLM --quantization, TRT-LLM quant_algo).
+	DType   string  `yaml:"dtype" json:"dtype"`
+	Workers Workers `yaml:"workers" json:"workers"`
 	// KVTransfer is the prefill→decode handoff (disaggregated mode only).
 	KVTransfer KVTransfer `yaml:"kv_transfer" json:"kv_transfer"`
 
@@ -135,6 +141,7 @@ type KVCache struct {
 	BlockSize     int      `yaml:"block_size" json:"block_size"` // 0: backend default (vLLM 64, TRT-LLM 32, SGLang 1)
 	PrefixCaching bool     `yaml:"prefix_caching" json:"prefix_caching"`
 	G1Backend     string   `yaml:"g1_backend" json:"g1_backend"` // native | kvbm
+	DType         string   `yaml:"dtype" json:"dtype"`           // auto (the model's) | bf16 | fp16 | fp8 (vLLM --kv-cache-dtype)
 	Capacity      Capacity `yaml:"capacity" json:"capacity"`
 }
 
@@ -216,7 +223,7 @@ func Default() Config {
 		return Role{
 			Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1},
 			Scheduler:   Scheduler{MaxBatchedTokens: engine.DefaultMaxBatchedTokens, MaxSequences: seqs, Preemption: "lifo", ChunkedPrefill: true},
-			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", Capacity: Capacity{MemoryFraction: 0.9}},
+			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", DType: "auto", Capacity: Capacity{MemoryFraction: 0.9}},
 			Timing:      Timing{Speedup: 1, DecodeSpeedup: 1},
 			SGLang:      DefaultSGLang(),
 		}
@@ -227,7 +234,7 @@ func Default() Config {
 			Load:   Load{Speedup: 1, Concurrency: 10, Seed: 42},
 		},
 		Engine: Engine{
-			Mode: "aggregated", Backend: "vllm", Model: "llama-3.1-8b", Hardware: "h100_sxm",
+			Mode: "aggregated", Backend: "vllm", Model: "llama-3.1-8b", Hardware: "h100_sxm", DType: "auto",
 			Workers:     Workers{Aggregated: role(engine.DefaultMaxSeqs), Prefill: role(1), Decode: role(engine.DefaultMaxSeqs)},
 			KVTransfer:  KVTransfer{Handoff: "bootstrap", BytesPerToken: "auto", TimingMode: "destination_missing"},
 			Speculation: DefaultSpeculation(),

@@ -53,6 +53,7 @@ func (c *Config) Validate() error {
 		oneOf("router.policy", c.Router.Policy, "round_robin", "random", "kv_router"),
 		oneOf("router.kv.queue.policy", c.Router.KV.Queue.Policy, "fcfs", "lcfs", "wspt"),
 		oneOf("planner.policy", c.Planner.Policy, "disabled", "enabled"),
+		oneOf("engine.dtype", c.Engine.DType, "auto", "bf16", "fp16", "fp8", "fp4"),
 	}
 	if t.Load.Type != "" {
 		checks = append(checks, oneOf("traffic.load.type", t.Load.Type, "trace_timestamps", "concurrency", "poisson", "constant_rate"))
@@ -97,6 +98,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("traffic.load.concurrency: must be ≥ 1, got %d", t.Load.Concurrency)
 	case t.Load.RequestsPerSecond < 0:
 		return fmt.Errorf("traffic.load.requests_per_second: must be ≥ 0, got %v", t.Load.RequestsPerSecond)
+	case !(t.Load.RampUpSeconds >= 0 && t.Load.RampUpSeconds <= MaxIntervalMs/1000):
+		return fmt.Errorf("traffic.load.ramp_up_seconds: must be in [0, %g], got %v", MaxIntervalMs/1000, t.Load.RampUpSeconds)
 	case t.Load.IntervalMs < 0:
 		return fmt.Errorf("traffic.load.interval_ms: must be ≥ 0, got %v", t.Load.IntervalMs)
 	case t.Load.IntervalMs > MaxIntervalMs:
@@ -298,6 +301,7 @@ func (c *Config) validateRole(path string, r *Role) error {
 	for _, err := range []error{
 		oneOf(path+".scheduler.preemption", r.Scheduler.Preemption, "lifo", "fifo"),
 		oneOf(path+".kv_cache.g1_backend", k.G1Backend, "native", "kvbm"),
+		oneOf(path+".kv_cache.dtype", k.DType, "auto", "bf16", "fp16", "fp8"),
 		oneOf(path+".kv_cache.capacity.type", k.Capacity.Type, "fixed", "default"),
 		oneOf(path+".timing.type", tm.Type, "polynomial", "fixed", "profile", "default"),
 	} {

@@ -23,6 +23,10 @@ type Load struct {
 	Kind        LoadKind
 	Concurrency int
 	RatePerSec  float64 // Poisson, ConstantRate (0: burst)
+	// RampUp spreads the closed loop's first Concurrency sessions evenly
+	// over this span (the k-th starts at k × RampUp / Concurrency), as a
+	// benchmark client's workers do; 0 starts them together.
+	RampUp timing.Time
 	Speedup     float64 // TraceTimestamps: divides start times and turn delays (0 or 1: none)
 }
 
@@ -88,9 +92,40 @@ func (a *arrivals) peek(now timing.Time) (timing.Time, bool) {
 		return 0, false
 	}
 	if a.load.Kind == Concurrency {
-		return now, a.inflight < a.load.Concurrency
+		c := a.clients(now)
+		if a.inflight < c {
+			return now, true
+		}
+		if c < a.load.Concurrency { // the next client joins later
+			return a.clientStart(c), true
+		}
+		return now, false
 	}
 	return a.nextAt, true
+}
+
+// clientStart is when the closed loop's k-th client joins.
+func (a *arrivals) clientStart(k int) timing.Time {
+	return timing.FromNs(float64(a.load.RampUp) * float64(k) / float64(a.load.Concurrency))
+}
+
+// clients is how many of the closed loop's clients have joined by now:
+// each keeps one session in flight.
+func (a *arrivals) clients(now timing.Time) int {
+	c := a.load.Concurrency
+	if a.load.RampUp <= 0 {
+		return c
+	}
+	// Counted, not divided: clientStart's rounding decides, so a client
+	// joins exactly at the time peek promised.
+	k := int(float64(now) * float64(c) / float64(a.load.RampUp))
+	for k > 0 && a.clientStart(k) > now {
+		k--
+	}
+	for k < c && a.clientStart(k) <= now {
+		k++
+	}
+	return min(k, c)
 }
 
 // session is the index of the k-th session to start.

@@ -217,3 +217,32 @@ func TestConcurrencyDispatchesInFileOrder(t *testing.T) {
 		}
 	}
 }
+
+// A ramp starts the closed loop's clients evenly over its span; later
+// sessions start when a slot frees, as without one.
+func TestConcurrencyRampUp(t *testing.T) {
+	wl, err := workload.Synthetic(12, 16, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 4096, MaxBatchedTokens: 8192, MaxSeqs: 256, ChunkedPrefill: true, Model: timing.Fixed{Prefill: 10, Decode: 5}}
+	rep, err := Run(wl, agg(workers(t, 1, cfg)), Options{Load: Load{Kind: Concurrency, Concurrency: 4, RampUp: timing.FromMs(200)}, Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := rep.Requests()
+	at := map[float64]bool{}
+	for _, r := range recs {
+		at[r.ArrivalTimeMs] = true
+	}
+	for _, ms := range []float64{0, 50, 100, 150} {
+		if !at[ms] {
+			t.Fatalf("no client joined at %v ms: arrivals %v", ms, at)
+		}
+	}
+	// The first client's next request starts when its first ends (closed
+	// loop), before the ramp is over.
+	if got, want := recs[1].ArrivalTimeMs, *recs[0].TerminalTimeMs; got != want || want >= 50 {
+		t.Fatalf("second release at %v, want the first's end %v (< 50)", got, want)
+	}
+}

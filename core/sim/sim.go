@@ -463,7 +463,7 @@ func loadKind(cfg *config.Config) replay.Load {
 	l := cfg.Traffic.Load
 	switch l.Type {
 	case "concurrency":
-		return replay.Load{Kind: replay.Concurrency, Concurrency: l.Concurrency}
+		return replay.Load{Kind: replay.Concurrency, Concurrency: l.Concurrency, RampUp: timing.FromMs(1000 * l.RampUpSeconds)}
 	case "poisson":
 		return replay.Load{Kind: replay.Poisson, RatePerSec: l.RequestsPerSecond}
 	case "constant_rate":
@@ -478,7 +478,7 @@ func loadKind(cfg *config.Config) replay.Load {
 	if cfg.Traffic.Source.Type == "trace" {
 		return replay.Load{Kind: replay.TraceTimestamps}
 	}
-	return replay.Load{Kind: replay.Concurrency, Concurrency: l.Concurrency}
+	return replay.Load{Kind: replay.Concurrency, Concurrency: l.Concurrency, RampUp: timing.FromMs(1000 * l.RampUpSeconds)}
 }
 
 // role is one worker role of a run's mode.
