@@ -134,6 +134,22 @@ type ModelSpec struct {
 //     FP8 (e4m3, block-scaled) weights.
 //   - mistral-7b: mistralai/Mistral-7B-Instruct-v0.3: 32 layers, hidden
 //     4096, 32 heads, 8 KV heads, intermediate 14336, vocab 32768, bf16.
+//   - llama-2-7b: meta-llama/Llama-2-7b-hf: 32 layers, hidden 4096, 32
+//     heads (MHA: 32 KV heads), intermediate 11008, vocab 32000, fp16.
+//   - mistral-nemo-12b: mistralai/Mistral-Nemo-Instruct-2407: 40 layers,
+//     hidden 5120, 32 heads, 8 KV heads, head_dim 128 (≠ 5120/32),
+//     intermediate 14336, vocab 131072.
+//   - qwen2.5-7b: Qwen/Qwen2.5-7B-Instruct: 28 layers, hidden 3584, 28
+//     heads, 4 KV heads, intermediate 18944, vocab 152064 (untied).
+//   - yi-34b: 01-ai/Yi-34B: 60 layers, hidden 7168, 56 heads, 8 KV heads,
+//     intermediate 20480, vocab 64000.
+//   - llama-4-scout-17b-16e: meta-llama/Llama-4-Scout-17B-16E-Instruct
+//     (text_config): 48 layers, all MoE (interleave_moe_layer_step 1),
+//     hidden 5120, 40 heads, 8 KV heads, head_dim 128, 16 experts top-1 and
+//     one shared expert, each 8192 wide (intermediate_size; the 16384
+//     intermediate_size_mlp is for dense layers, which Scout has none of),
+//     vocab 202048. The BLIS runs' five models come from its
+//     model_configs (inference-sim/inference-sim @ f90a1e3a).
 //
 // Derived parameter counts (ModelSpec.Params) match the published sizes:
 // 8.03 B, 70.6 B, 32.8 B, 30.5 B (3.3 B active), 235 B (22 B active),
@@ -147,7 +163,13 @@ var modelCatalog = map[string]ModelSpec{
 	"deepseek-v3": {Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Intermediate: 18432, Vocab: 129280,
 		Experts: 256, ExpertsPerToken: 8, MoEIntermediate: 2048, SharedExperts: 1, DenseLayers: 3,
 		KVLoraRank: 512, QLoraRank: 1536, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128, WeightBytes: 1, KVBytes: 2},
-	"mistral-7b": {Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32768, WeightBytes: 2, KVBytes: 2},
+	"mistral-7b":       {Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32768, WeightBytes: 2, KVBytes: 2},
+	"llama-2-7b":       {Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, Intermediate: 11008, Vocab: 32000, WeightBytes: 2, KVBytes: 2},
+	"mistral-nemo-12b": {Layers: 40, Hidden: 5120, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 131072, WeightBytes: 2, KVBytes: 2},
+	"qwen2.5-7b":       {Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, Intermediate: 18944, Vocab: 152064, WeightBytes: 2, KVBytes: 2},
+	"yi-34b":           {Layers: 60, Hidden: 7168, Heads: 56, KVHeads: 8, HeadDim: 128, Intermediate: 20480, Vocab: 64000, WeightBytes: 2, KVBytes: 2},
+	"llama-4-scout-17b-16e": {Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 16384, Vocab: 202048,
+		Experts: 16, ExpertsPerToken: 1, MoEIntermediate: 8192, SharedExperts: 1, WeightBytes: 2, KVBytes: 2},
 }
 
 // LookupModel returns the catalog entry for name (case-insensitive; an

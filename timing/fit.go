@@ -53,12 +53,35 @@ const (
 	RooflineUncheckedMax = 3
 )
 
-// Validation says, for a timing type, how far its predictions can be
-// trusted; the page shows it as the timing badge.
-func Validation(kind string) string {
+// FamilyValidation is the end-to-end validation of the roofline on one GPU
+// family: median absolute errors in percent over Points public serving
+// points (docs/validation.md).
+type FamilyValidation struct {
+	Points           int
+	TTFTPct, TPOTPct float64
+}
+
+// Family is the GPU family a catalog GPU's validation is reported for.
+func Family(gpu string) string {
+	switch normName(gpu) {
+	case "h100_sxm", "h200_sxm":
+		return "Hopper"
+	case "b200":
+		return "Blackwell"
+	}
+	return normName(gpu)
+}
+
+// Validation says, for a timing type on a GPU, how far its predictions can
+// be trusted; the page shows it as the timing badge.
+func Validation(kind, gpu string) string {
 	switch kind {
 	case "default":
-		return fmt.Sprintf("roofline: within %.1f %% of %d checked public single-pass measurements (%d more shown unchecked in docs/timing.md)", RooflineWorstPct, RooflineChecked, RooflineUncheckedMax)
+		v, ok := validated[Family(gpu)]
+		if !ok {
+			return fmt.Sprintf("roofline: not validated end to end on %s (no public serving measurement); within %.1f %% of %d public single-pass measurements (docs/timing.md)", normName(gpu), RooflineWorstPct, RooflineChecked)
+		}
+		return fmt.Sprintf("roofline: median error %.1f %% TPOT, %.1f %% TTFT on %d public %s serving points (docs/validation.md)", v.TPOTPct, v.TTFTPct, v.Points, Family(gpu))
 	case "polynomial":
 		return "polynomial: the reference's uncalibrated curve; model and hardware ignored"
 	case "fixed":

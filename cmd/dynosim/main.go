@@ -30,6 +30,7 @@ commands:
   recommend        search configurations under an SLA and a GPU budget (-c rec.yaml)
   serve            serve the web page (--addr 127.0.0.1:8080, --service-url URL)
   convert-profile  convert a profiler results folder to a timing profile (.npz)
+  validate         replay public serving measurements and report the timing model's error (docs/validation.md)
 
 run 'dynosim <command> -h' for the flags of a command.
 `
@@ -96,6 +97,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return runServe(args[1:])
 	case "convert-profile":
 		return runConvertProfile(args[1:])
+	case "validate":
+		return runValidate(args[1:], stdout)
 	case "test-panic":
 		if testCommand != nil {
 			return testCommand()

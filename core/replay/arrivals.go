@@ -26,8 +26,8 @@ type Load struct {
 	// RampUp spreads the closed loop's first Concurrency sessions evenly
 	// over this span (the k-th starts at k × RampUp / Concurrency), as a
 	// benchmark client's workers do; 0 starts them together.
-	RampUp timing.Time
-	Speedup     float64 // TraceTimestamps: divides start times and turn delays (0 or 1: none)
+	RampUp  timing.Time
+	Speedup float64 // TraceTimestamps: divides start times and turn delays (0 or 1: none)
 }
 
 // scale applies the speedup to a trace time or a turn delay.

@@ -29,6 +29,8 @@ func timingAndCapacity(cfg *config.Config, p string, role *config.Role, in Input
 		spec := timing.RooflineSpec{
 			Model:    cfg.Engine.Model,
 			Hardware: hardware,
+			DType:    cfg.Engine.DType,
+			KVDType:  role.KVCache.DType,
 			Parallelism: timing.Parallelism{
 				Tensor: role.Parallelism.Tensor, AttentionData: role.Parallelism.AttentionData,
 				MoETensor: role.Parallelism.MoETensor, MoEExpert: role.Parallelism.MoEExpert,
@@ -165,7 +167,7 @@ func deployment(cfg *config.Config, r role, roof *timing.Roofline, ec *engine.Co
 	d := report.PoolDeployment{
 		Name: r.name, Hardware: roof.GPU.Name, Replicas: r.Parallelism.Replicas, Tensor: roof.Par.Tensor,
 		AttentionData: r.Parallelism.AttentionData, GPUsPerWorker: r.GPUs(),
-		Timing: r.Timing.Type, Validation: timing.Validation(r.Timing.Type), Capacity: r.KVCache.Capacity.Type,
+		Timing: r.Timing.Type, Validation: timing.Validation(r.Timing.Type, roof.GPU.Name), Capacity: r.KVCache.Capacity.Type,
 		KVBlocks: ec.NumBlocks, BlockSize: ec.BlockSize,
 		GPUBytes: fit.GPUBytes, WeightsBytes: fit.WeightsBytes, KVBytes: fit.KVBytes, ReserveBytes: fit.ReserveBytes,
 		FreeBytes: fit.FreeBytes, Fits: fit.Fits(),

@@ -1,0 +1,211 @@
+package validation
+
+import (
+	"fmt"
+	"github.com/dynosim/dynosim-web/timing"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Fit reports whether a point belongs to the set the timing model's fitted
+// constants were chosen on. Held out: every other point. The split is by
+// model: Llama-3.1-70B (AIConfigurator's InferenceMAX-grid file) is fitted,
+// Llama-3.1-8B and Qwen3-32B (other teams' runs, other engines and
+// versions) are not.
+func Fit(p Point) bool { return p.Model == "llama-3.1-70b" }
+
+func family(gpu string) string { return timing.Family(gpu) }
+
+// stats are the absolute relative errors of a set of results.
+type stats struct {
+	n                          int
+	ttftMed, ttftP90           float64
+	tpotMed, tpotP90           float64
+	ttftSignedMed, tpotSignMed float64
+}
+
+func summarize(rs []Result) stats {
+	var at, ap, st, sp []float64
+	for _, r := range rs {
+		if r.Err != nil {
+			continue
+		}
+		at, ap = append(at, math.Abs(r.TTFTErr())), append(ap, math.Abs(r.TPOTErr()))
+		st, sp = append(st, r.TTFTErr()), append(sp, r.TPOTErr())
+	}
+	return stats{n: len(at), ttftMed: quantile(at, 0.5), ttftP90: quantile(at, 0.9),
+		tpotMed: quantile(ap, 0.5), tpotP90: quantile(ap, 0.9),
+		ttftSignedMed: quantile(st, 0.5), tpotSignMed: quantile(sp, 0.5)}
+}
+
+// quantile is the nearest-rank quantile (NaN for none).
+func quantile(x []float64, q float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	x = slices.Clone(x)
+	slices.Sort(x)
+	return x[max(0, int(math.Ceil(q*float64(len(x))))-1)]
+}
+
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
+}
+
+func signed(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*x)
+}
+
+// Summary is the headline: median absolute errors on the held-out points.
+type Summary struct {
+	Points                 int
+	HeldOut                int
+	HeldOutTTFT, HeldOutTP float64 // median |error|
+	Families               map[string]FamilyError
+}
+
+// FamilyError is the validation error a page badge states for a GPU family.
+type FamilyError struct {
+	Points     int
+	TTFT, TPOT float64
+}
+
+// Summarize computes the headline numbers of results.
+func Summarize(rs []Result) Summary {
+	var held []Result
+	fams := map[string][]Result{}
+	for _, r := range rs {
+		if !Fit(r.Point) {
+			held = append(held, r)
+		}
+		fams[family(r.GPU)] = append(fams[family(r.GPU)], r)
+	}
+	h := summarize(held)
+	s := Summary{Points: len(rs), HeldOut: h.n, HeldOutTTFT: h.ttftMed, HeldOutTP: h.tpotMed, Families: map[string]FamilyError{}}
+	for f, rs := range fams {
+		st := summarize(rs)
+		s.Families[f] = FamilyError{Points: st.n, TTFT: st.ttftMed, TPOT: st.tpotMed}
+	}
+	return s
+}
+
+// Markdown renders docs/validation.md from the AIConfigurator results and
+// the BLIS runs.
+func Markdown(rs []Result, blis []BLISResult) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("%s", docHead)
+
+	var fit, held []Result
+	for _, r := range rs {
+		if Fit(r.Point) {
+			fit = append(fit, r)
+		} else {
+			held = append(held, r)
+		}
+	}
+	w("## Summary: fixed-concurrency points (AIConfigurator silicon_sample.csv)\n\n")
+	w("| set | GPU family | points | TTFT median abs. error | TTFT p90 | TTFT median signed | TPOT median abs. error | TPOT p90 | TPOT median signed |\n")
+	w("| --- | --- | --: | --: | --: | --: | --: | --: | --: |\n")
+	row := func(set, fam string, rs []Result) {
+		s := summarize(rs)
+		w("| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", set, fam, s.n, pct(s.ttftMed), pct(s.ttftP90), signed(s.ttftSignedMed), pct(s.tpotMed), pct(s.tpotP90), signed(s.tpotSignMed))
+	}
+	for _, set := range []struct {
+		name string
+		rs   []Result
+	}{{"held out", held}, {"fitted", fit}, {"all", rs}} {
+		fams := map[string][]Result{}
+		var names []string
+		for _, r := range set.rs {
+			f := family(r.GPU)
+			if fams[f] == nil {
+				names = append(names, f)
+			}
+			fams[f] = append(fams[f], r)
+		}
+		slices.Sort(names)
+		for _, f := range names {
+			row(set.name, f, fams[f])
+		}
+		row(set.name, "**all**", set.rs)
+	}
+
+	w("\n## By GPU × model × engine × TP\n\n")
+	w("Errors are predicted/measured − 1 over the group's points (median of the absolute value, and median signed).\n\n")
+	w("| GPU | model | engine | dtype | TP | set | points | TTFT median abs. | TTFT signed | TPOT median abs. | TPOT signed |\n")
+	w("| --- | --- | --- | --- | --: | --- | --: | --: | --: | --: | --: |\n")
+	groups := map[string][]Result{}
+	var keys []string
+	for _, r := range rs {
+		k := r.Group()
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		g := groups[k]
+		p := g[0].Point
+		set := "held out"
+		if Fit(p) {
+			set = "fitted"
+		}
+		s := summarize(g)
+		w("| %s | %s | %s %s | %s | %d | %s | %d | %s | %s | %s | %s |\n", p.GPU, p.Model, p.Backend, p.Version, p.DType, p.TP, set, s.n, pct(s.ttftMed), signed(s.ttftSignedMed), pct(s.tpotMed), signed(s.tpotSignMed))
+	}
+
+	if len(blis) > 0 {
+		w("\n%s", blisMarkdown(blis))
+	}
+
+	w("\n## Every point\n\n")
+	w("<details><summary>%d points (measured vs predicted mean TTFT and TPOT, ms)</summary>\n\n", len(rs))
+	w("| id | ISL×OSL | conc. | TTFT meas. | TTFT pred. | error | TPOT meas. | TPOT pred. | error |\n")
+	w("| --- | --- | --: | --: | --: | --: | --: | --: | --: |\n")
+	for _, r := range rs {
+		if r.Err != nil {
+			w("| %s | %d×%d | %d | %.1f | error: %s | | %.2f | | |\n", r.ID, r.ISL, r.OSL, r.Concurrency, r.TTFTMs, strings.ReplaceAll(r.Err.Error(), "|", "/"), r.TPOTMs)
+			continue
+		}
+		w("| %s | %d×%d | %d | %.1f | %.1f | %s | %.2f | %.2f | %s |\n", r.ID, r.ISL, r.OSL, r.Concurrency, r.TTFTMs, r.PredTTFTMs, signed(r.TTFTErr()), r.TPOTMs, r.PredTPOTMs, signed(r.TPOTErr()))
+	}
+	w("\n</details>\n")
+	return b.String()
+}
+
+const docHead = `# Timing validation against public end-to-end measurements
+
+Generated by ` + "`go test ./timing/validation -run TestValidationDoc -update`" + ` (or ` + "`dynosim validate -o docs/validation.md`" + `);
+the test fails when this file is stale. Every number below comes from replaying a public measurement
+through the whole simulator (config → engine core → report) with ` + "`timing.type: default`" + `, the
+model every prediction uses unless a profile is given.
+
+**Data.** AIConfigurator's ` + "`silicon_sample.csv`" + ` (ai-dynamo/aiconfigurator @ 095f58a5, Apache-2.0): its
+aggregated rows for the dense models our catalog prices (Llama-3.1-8B, Llama-3.1-70B, Qwen3-32B) on
+H100, H200 and B200, vendored byte-identical in ` + "`timing/validation/testdata/`" + `. Each is a closed-loop run
+at a fixed concurrency with fixed input and output lengths; we compare the measured mean TTFT and TPOT
+(` + "`silicon_ttft_ms`, `silicon_tpot_ms`" + `).
+
+**How a point is replayed.** ` + "`traffic.load: {type: concurrency}`" + ` with the row's concurrency, all clients
+starting together as a benchmark client's do; 5 × concurrency requests (at least 40), the first one of
+each client left out as warm-up; no prefix reuse (random prompts). Knobs the row does not state take the
+engine's own defaults for that version and GPU: vLLM V1 ` + "`max_num_batched_tokens` 8192, `max_num_seqs`" + ` 1024
+(≥ 70 GiB GPUs); SGLang ` + "`chunked_prefill_size`" + ` 8192 (16384 on B200), no request cap; TRT-LLM
+` + "`max_num_tokens` 8192, `max_batch_size`" + ` 2048; KV cache 0.9 of memory, in the model dtype (FP8 for
+TRT-LLM's quantized checkpoints).
+
+**Fitted and held out.** The constants that are fitted to end-to-end data (the engines' per-pass
+overheads) were chosen on the Llama-3.1-70B points only; the Llama-3.1-8B and Qwen3-32B points (other
+runs, engines and versions) were not looked at while fitting and are reported separately. The kernel
+efficiency curves come from kernel tables, not from these points (` + "`timing/curves.go`" + `).
+
+`
