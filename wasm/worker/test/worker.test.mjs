@@ -214,12 +214,22 @@ test('a garbage profile is a 400 naming it', async () => {
 });
 
 test('oversized bodies get 413, with or without Content-Length', async () => {
+  const boundary = 'dynosimBoundary';
+  // A declared (Content-Length) body over the cap, all of it sent. The Worker
+  // answers 413 at once, reading none of it, and workerd then closes the
+  // connection with the body unread: a reset. fetch, still writing the body,
+  // failed at random under load (ECONNRESET / EPIPE) instead of returning the
+  // 413 that had come; rawRequest reads it (see there).
   const big = 'x'.repeat(MAX_BODY + 1024);
-  const err = await expectError(await predict([['config', CONFIG], ['trace', { name: 'big.jsonl', data: big }]]), 413, /exceeds this service's limit of 1048576 bytes/);
+  const declared = `--${boundary}\r\nContent-Disposition: form-data; name="config"\r\n\r\n${CONFIG}\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="trace"; filename="big.jsonl"\r\nContent-Type: application/octet-stream\r\n\r\n${big}\r\n--${boundary}--\r\n`;
+  const len = Buffer.byteLength(declared);
+  const res = await rawRequest(`POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${len}\r\n\r\n`, declared, 60_000);
+  const err = await rawError(res, 413, new RegExp(`^the request body \\(${len} bytes\\) exceeds this service's limit of 1048576 bytes`));
   assert.match(err, /CLI/);
+  console.log(`Content-Length ${len}: 413; ${res.queued} request bytes queued after the first write`);
 
   // A streamed (chunked) body: the cap is enforced while reading.
-  const boundary = 'dynosimBoundary';
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="config"\r\n\r\n{}\r\n--${boundary}\r\nContent-Disposition: form-data; name="trace"; filename="big.jsonl"\r\n\r\n`;
   const chunk = new TextEncoder().encode('y'.repeat(64 << 10));
   let sent = 0;
@@ -239,20 +249,37 @@ test('oversized bodies get 413, with or without Content-Length', async () => {
 });
 
 // rawRequest writes head and body on a raw socket (to declare lengths fetch
-// would not) and returns the status and body of the answer, or throws after
-// ms. The socket stays open until then: a stalled client.
+// would not) and returns the answer's status, head and body, and the request
+// bytes node still held after the first write syscall (queued: 0 when the
+// kernel took the whole request at once), or throws after ms. The socket
+// stays open until then: a stalled client.
+//
+// Head and body go out in one write. Its first syscall carries the head, so
+// no answer can precede it, and on loopback it takes the whole of the ~1 MiB
+// requests here (queued 0): no later write is left to fail. (What it leaves,
+// libuv writes as the socket drains, reading first on a wakeup that brings
+// both.) A server that answers early and closes with the body unread resets
+// the connection, and node destroys a socket on a failed write, dropping what
+// it had not read yet: writing the body chunk after chunk (as fetch does, or
+// from here) lost the 413 that way under load. Any socket error, a reset
+// included, still fails the request unless the whole answer was read first.
 async function rawRequest(head, body, ms) {
   const { hostname, port } = new URL(base);
   const sock = net.connect(Number(port), hostname);
   await once(sock, 'connect');
-  sock.write(head);
-  sock.write(body);
-  let data = '';
+  let data = '', settled = false, t, queued;
   sock.setEncoding('utf8');
   try {
     return await new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms; got ${JSON.stringify(data)}`)), ms);
+      const fail = (msg) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(t);
+        reject(new Error(`${msg}; ${queued} request bytes queued after the first write, ${sock.writableLength} now; got ${JSON.stringify(data)}`));
+      };
+      t = setTimeout(() => fail(`no answer within ${ms} ms`), ms);
       const done = () => {
+        if (settled) return true;
         const i = data.indexOf('\r\n\r\n');
         if (i < 0) return false;
         const headers = data.slice(0, i);
@@ -262,13 +289,16 @@ async function rawRequest(head, body, ms) {
           if (!rest.includes('\r\n0\r\n')) return false;
           rest = rest.replace(/^[0-9a-f]+\r\n/i, '').replace(/\r\n0\r\n[\s\S]*$/, '');
         } else if (!len || Buffer.byteLength(rest) < Number(len[1])) return false;
+        settled = true;
         clearTimeout(t);
-        resolve({ status: Number(headers.split(' ')[1]), headers, body: rest });
+        resolve({ status: Number(headers.split(' ')[1]), headers, body: rest, queued });
         return true;
       };
       sock.on('data', (d) => { data += d; done(); });
-      sock.on('error', reject);
-      sock.on('end', () => { if (!done()) reject(new Error(`closed without an answer: ${JSON.stringify(data)}`)); });
+      sock.on('error', (e) => { if (!done()) fail(`socket error ${e.code || e.message} (${e.syscall || 'socket'}) before a whole answer`); });
+      sock.on('end', () => { if (!done()) fail('closed without a whole answer'); });
+      sock.write(Buffer.concat([Buffer.from(head), Buffer.from(body)]));
+      queued = sock.writableLength;
     });
   } finally {
     sock.destroy();
