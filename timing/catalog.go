@@ -16,7 +16,7 @@ type GPUSpec struct {
 	FP8FLOPS    float64 // dense FP8 tensor FLOP/s; 0 = no FP8 tensor cores
 	FP4FLOPS    float64 // dense FP4 tensor FLOP/s; 0 = none
 	LinkBW      float64 // GPU-to-GPU bandwidth per direction, bytes/s
-	NVLink      bool    // LinkBW is NVLink (else PCIe)
+	Fabric      Fabric  // how the GPUs of a worker talk: NVLink generation or PCIe with/without P2P (interconnect.go)
 }
 
 const (
@@ -46,7 +46,9 @@ const (
 //     Gen4 x16 (≈ 32 GB/s/dir), no NVLink.
 //   - rtx_4090: NVIDIA Ada Lovelace architecture whitepaper, GeForce RTX
 //     4090: 24 GB GDDR6X, 1,008 GB/s, FP16/BF16 tensor with FP32
-//     accumulate 165.2 TFLOPS dense, FP8 (FP32 acc.) 330.3 dense; PCIe Gen4.
+//     accumulate 165.2 TFLOPS dense, FP8 (FP32 acc.) 330.3 dense; PCIe Gen4
+//     with peer-to-peer disabled on GeForce boards (NCCL goes through host
+//     memory; SOURCES.md §3, nccl-tests #74, tinygrad open-gpu-kernel-modules).
 //   - rtx_pro_6000: NVIDIA RTX PRO 6000 Blackwell Workstation Edition
 //     datasheet: 96 GB GDDR7, 1,792 GB/s, 4,000 "AI TOPS" (FP4, sparse) →
 //     FP4 2,000, FP8 1,000, BF16 500 TFLOPS dense (our derivation: each
@@ -57,14 +59,14 @@ const (
 // MemoryBytes is the total nvidia-smi reports for each board (MiB), as
 // commonly published; it is what memory_fraction applies to.
 var gpuCatalog = map[string]GPUSpec{
-	"h100_sxm":     {MemoryBytes: 81559 * mib, MemBW: 3.35 * tb, BF16FLOPS: 989.5e12, FP8FLOPS: 1979e12, LinkBW: 450 * gb, NVLink: true},
-	"h200_sxm":     {MemoryBytes: 143771 * mib, MemBW: 4.8 * tb, BF16FLOPS: 989.5e12, FP8FLOPS: 1979e12, LinkBW: 450 * gb, NVLink: true},
-	"b200":         {MemoryBytes: 183359 * mib, MemBW: 8 * tb, BF16FLOPS: 2250e12, FP8FLOPS: 4500e12, FP4FLOPS: 9000e12, LinkBW: 900 * gb, NVLink: true},
-	"a100_80gb":    {MemoryBytes: 81920 * mib, MemBW: 2.039 * tb, BF16FLOPS: 312e12, LinkBW: 300 * gb, NVLink: true},
-	"a100_40gb":    {MemoryBytes: 40960 * mib, MemBW: 1.555 * tb, BF16FLOPS: 312e12, LinkBW: 300 * gb, NVLink: true},
-	"l40s":         {MemoryBytes: 46068 * mib, MemBW: 864 * gb, BF16FLOPS: 362.05e12, FP8FLOPS: 733e12, LinkBW: 32 * gb},
-	"rtx_4090":     {MemoryBytes: 24564 * mib, MemBW: 1008 * gb, BF16FLOPS: 165.2e12, FP8FLOPS: 330.3e12, LinkBW: 32 * gb},
-	"rtx_pro_6000": {MemoryBytes: 97887 * mib, MemBW: 1792 * gb, BF16FLOPS: 500e12, FP8FLOPS: 1000e12, FP4FLOPS: 2000e12, LinkBW: 64 * gb},
+	"h100_sxm":     {MemoryBytes: 81559 * mib, MemBW: 3.35 * tb, BF16FLOPS: 989.5e12, FP8FLOPS: 1979e12, LinkBW: 450 * gb, Fabric: FabricNVLink4},
+	"h200_sxm":     {MemoryBytes: 143771 * mib, MemBW: 4.8 * tb, BF16FLOPS: 989.5e12, FP8FLOPS: 1979e12, LinkBW: 450 * gb, Fabric: FabricNVLink4},
+	"b200":         {MemoryBytes: 183359 * mib, MemBW: 8 * tb, BF16FLOPS: 2250e12, FP8FLOPS: 4500e12, FP4FLOPS: 9000e12, LinkBW: 900 * gb, Fabric: FabricNVLink5},
+	"a100_80gb":    {MemoryBytes: 81920 * mib, MemBW: 2.039 * tb, BF16FLOPS: 312e12, LinkBW: 300 * gb, Fabric: FabricNVLink3},
+	"a100_40gb":    {MemoryBytes: 40960 * mib, MemBW: 1.555 * tb, BF16FLOPS: 312e12, LinkBW: 300 * gb, Fabric: FabricNVLink3},
+	"l40s":         {MemoryBytes: 46068 * mib, MemBW: 864 * gb, BF16FLOPS: 362.05e12, FP8FLOPS: 733e12, LinkBW: 32 * gb, Fabric: FabricPCIeP2P},
+	"rtx_4090":     {MemoryBytes: 24564 * mib, MemBW: 1008 * gb, BF16FLOPS: 165.2e12, FP8FLOPS: 330.3e12, LinkBW: 32 * gb, Fabric: FabricPCIeNoP2P},
+	"rtx_pro_6000": {MemoryBytes: 97887 * mib, MemBW: 1792 * gb, BF16FLOPS: 500e12, FP8FLOPS: 1000e12, FP4FLOPS: 2000e12, LinkBW: 64 * gb, Fabric: FabricPCIeP2P},
 }
 
 // LookupGPU returns the catalog entry for name (case-insensitive; "-" and

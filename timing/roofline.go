@@ -7,53 +7,24 @@ import (
 	"github.com/dynosim/dynosim-web/internal/detmath"
 )
 
-// Efficiency factors of the roofline model. A roofline gives the time a
-// kernel would take at peak; real kernels reach a fraction of peak. Each
-// factor below is a single number per resource, chosen from public
-// measurements (sources in the comments) and then checked against the
-// validation table in docs/timing.md.
+// The roofline's efficiencies are per-GPU curves fitted to public kernel
+// tables (curves.go); the costs below are what those tables do not cover.
 const (
-	// MemEfficiency: fraction of peak device-memory bandwidth that decode
-	// (GEMV-shaped GEMMs and paged attention) sustains. Llama-3.1-8B BF16
-	// decode at concurrency 1 on A100-40GB runs at ~77% of the bandwidth
-	// roofline end to end (johnmusgrave.com, "vLLM throughput-latency sweep
-	// on NVIDIA A100", vLLM 0.23); stream-type copies reach 85–90%
-	// (NVIDIA nvbandwidth / BabelStream figures for A100/H100). 0.80 sits
-	// between, the fixed overheads below covering the rest.
-	MemEfficiency = 0.80
-	// GEMMEfficiencyBF16: fraction of dense BF16 tensor peak that large
-	// prefill GEMMs reach. cuBLAS BF16 GEMMs of LLM shapes reach ~600–700
-	// TFLOPS on H100 SXM (≈ 0.6–0.7 of 989); we use 0.65.
-	GEMMEfficiencyBF16 = 0.65
-	// GEMMEfficiencyFP8: FP8 GEMMs with per-tensor/block scaling reach a
-	// lower fraction of their (doubled) peak. Calibrated so that the NVIDIA
-	// NIM Llama-3.3-70B FP8 TP2 H100 TTFT at 5000 input tokens (406.8 ms,
-	// docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance) is met.
-	GEMMEfficiencyFP8 = 0.55
-	// GEMMEfficiencyFP4: our estimate (no public serving measurement used).
-	GEMMEfficiencyFP4 = 0.40
-	// AttnEfficiency: fraction of BF16 tensor peak that prefill attention
-	// reaches. FlashAttention-2 reaches 50–73% of A100 peak in its paper
-	// (Dao 2023, fig. 4), FlashAttention-3 ~75% of H100 peak at 16k; at
-	// 1–4k sequence lengths, typical of serving, ~50%. We use 0.5.
-	AttnEfficiency = 0.50
-	// LayerOverheadMs: per-layer time no roofline term covers (kernel
-	// boundaries, norms, rotary, small-kernel tails) — ~8–10 kernels per
-	// layer at ~2 µs each under CUDA graphs. Our estimate, consistent with
-	// the A100 and H100 batch-1 decode points of docs/timing.md.
-	LayerOverheadMs = 0.020
-	// PassOverheadMs: per forward pass CPU and framework time not hidden
-	// behind the GPU (scheduling, input preparation, sampling, detokenize
-	// hand-off). vLLM v1 reports this in the few-hundred-µs range; our
-	// estimate is 0.4 ms.
-	PassOverheadMs = 0.4
-	// AllReduceLatencyNVLinkMs / PCIe: fixed latency of one small
-	// all-reduce (NCCL / vLLM custom all-reduce); nccl-tests report
-	// ~10–20 µs on one NVLink node, 2–3× that over PCIe.
-	AllReduceLatencyNVLinkMs = 0.015
-	AllReduceLatencyPCIeMs   = 0.035
+	// LayerOverheadMs: per layer, the elementwise kernels no GEMM or
+	// attention table times — two RMSNorms, rotary, SiLU-and-mul, the KV
+	// cache write — ~5 launches of ~2 µs each under CUDA graphs (the same
+	// per-call floor AIC's tiny GEMMs show, curves.go).
+	LayerOverheadMs = 0.010
 	// activationBytes: element size of activations and collectives (bf16).
 	activationBytes = 2
+	// attnFallbackEff: fraction of BF16 peak for attention FLOPs no table
+	// covers (weight-absorbed MLA decode, whose latent attention is
+	// compute-heavy); FlashAttention-2/3 reach ~0.5 at serving lengths.
+	attnFallbackEff = 0.5
+	// cudaGraphMaxBatch: the largest decode batch vLLM V1 captures as a
+	// CUDA graph by default (compilation_config max_capture_size 512);
+	// larger ones run eagerly.
+	cudaGraphMaxBatch = 512
 )
 
 // RooflineSpec selects a roofline model. Exactly one of Model (a catalog
@@ -72,6 +43,9 @@ type RooflineSpec struct {
 	DType string
 	// KVDType: "" (model dtype, §7.1), "bf16", "fp16", "fp8".
 	KVDType string
+	// Engine is the serving engine whose per-pass overheads apply: vllm
+	// (default), sglang or trtllm (overhead.go).
+	Engine string
 }
 
 // Roofline is the analytical timing model of `timing.type: default`. It
@@ -90,16 +64,18 @@ type Roofline struct {
 	Par   Parallelism // normalized
 
 	weightBytes float64 // per-weight bytes after DType
-	gemmFLOPS   float64 // effective
-	attnFLOPS   float64 // effective
-	memBW       float64 // effective bytes/s
-	arLatencyMs float64
+	curves      Curves
+	overhead    Overhead
 
-	denseParams  float64 // per GPU, read every pass: attention, dense MLP, shared experts, router, lm_head
-	lmHeadParams float64 // per GPU (part of denseParams)
+	kernels      []kernel // the dense weight GEMMs of the layers, per GPU
+	lmHead       kernel
 	routedParams float64 // per GPU, all local routed experts
 	kvPerToken   float64 // bytes per GPU
 }
+
+// kernel is one weight GEMM shape on one GPU, run count times per pass
+// (once per layer it appears in).
+type kernel struct{ n, k, count float64 }
 
 // NewRoofline builds the model; errors name the unknown model or hardware
 // or the inconsistent parallelism.
@@ -124,10 +100,18 @@ func NewRoofline(spec RooflineSpec) (*Roofline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewRooflineFrom(m, g, spec.Parallelism, spec.DType, spec.KVDType)
+	r, err := NewRooflineFrom(m, g, spec.Parallelism, spec.DType, spec.KVDType)
+	if err != nil {
+		return nil, err
+	}
+	if r.overhead, err = EngineOverhead(spec.Engine); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
-// NewRooflineFrom builds the model from resolved specs.
+// NewRooflineFrom builds the model from resolved specs, with vLLM's
+// overheads.
 func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType string) (*Roofline, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("model %s: %v", m.Name, err)
@@ -139,7 +123,8 @@ func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType str
 	if m.IsMoE() && m.Experts%par.MoEExpert != 0 {
 		return nil, fmt.Errorf("parallelism: moe_expert %d does not divide %d experts", par.MoEExpert, m.Experts)
 	}
-	r := &Roofline{Model: m, GPU: g, Par: par}
+	r := &Roofline{Model: m, GPU: g, Par: par, curves: CurvesFor(g.Name)}
+	r.overhead, _ = EngineOverhead("")
 	switch strings.ToLower(dtype) {
 	case "":
 		r.weightBytes = m.WeightBytes
@@ -161,34 +146,15 @@ func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType str
 	default:
 		return nil, fmt.Errorf("kv_cache dtype: unknown %q (want bf16, fp16 or fp8)", kvDType)
 	}
-	// Compute rate for the GEMM dtype, falling back to wider formats.
-	switch {
-	case r.weightBytes <= 0.5 && g.FP4FLOPS > 0:
-		r.gemmFLOPS = g.FP4FLOPS * GEMMEfficiencyFP4
-	case r.weightBytes <= 1 && g.FP8FLOPS > 0:
-		r.gemmFLOPS = g.FP8FLOPS * GEMMEfficiencyFP8
-	default:
-		r.gemmFLOPS = g.BF16FLOPS * GEMMEfficiencyBF16
-	}
-	r.attnFLOPS = g.BF16FLOPS * AttnEfficiency
-	r.memBW = g.MemBW * MemEfficiency
-	r.arLatencyMs = AllReduceLatencyPCIeMs
-	if g.NVLink {
-		r.arLatencyMs = AllReduceLatencyNVLinkMs
-	}
-	total, _ := m.Params()
-	routed := float64(m.moeLayers()) * float64(m.Experts) * m.expertParams()
-	inputEmbed := float64(m.Vocab) * float64(m.Hidden) // looked up, not streamed
-	r.lmHeadParams = float64(m.Vocab) * float64(m.Hidden) / float64(par.Tensor)
-	nonRouted := total - routed
-	if !m.TiedEmbed {
-		nonRouted -= inputEmbed
-	}
-	r.denseParams = nonRouted / float64(par.Tensor)
-	r.routedParams = routed / float64(par.MoETensor*par.MoEExpert)
+	r.kernels = denseKernels(m, par)
+	r.lmHead = kernel{n: float64(m.Vocab) / float64(par.Tensor), k: float64(m.Hidden), count: 1}
+	r.routedParams = float64(m.moeLayers()) * float64(m.Experts) * m.expertParams() / float64(par.MoETensor*par.MoEExpert)
 	r.kvPerToken = float64(KVBytesPerToken(r.Model, par.Tensor))
 	return r, nil
 }
+
+// Overhead is the engine's fixed costs this model prices with.
+func (r *Roofline) Overhead() Overhead { return r.overhead }
 
 // KVBytesPerToken is the KV footprint of one token on one GPU.
 func (r *Roofline) KVBytesPerToken() int64 { return KVBytesPerToken(r.Model, r.Par.Tensor) }
@@ -210,25 +176,67 @@ func (r *Roofline) touchedExperts(tokens float64) float64 {
 	return 1 - detmath.Pow(1-float64(m.ExpertsPerToken)/float64(m.Experts), tokens)
 }
 
-// gemm prices the weight GEMMs of a pass over tokens tokens of this rank,
-// of which outTokens go through lm_head.
-func (r *Roofline) gemm(tokens, outTokens float64) float64 {
-	m := r.Model
-	moeTokens := tokens * float64(r.Par.AttentionData)
-	bytes := (r.denseParams + r.routedParams*r.touchedExperts(moeTokens)) * r.weightBytes
-	flops := 2 * (tokens*(r.denseParams-r.lmHeadParams) + outTokens*r.lmHeadParams)
-	if m.IsMoE() {
-		active := float64(m.moeLayers()) * float64(m.ExpertsPerToken) * m.expertParams()
-		flops += 2 * moeTokens * active / float64(r.Par.MoETensor*r.Par.MoEExpert)
+// denseKernels are the weight GEMMs every pass runs through on one GPU:
+// attention projections, dense MLPs and shared experts, split tensor ways
+// (column-parallel n, row-parallel k), and MoE routers.
+func denseKernels(m ModelSpec, par Parallelism) []kernel {
+	tp := float64(par.Tensor)
+	h := float64(m.Hidden)
+	layers := float64(m.Layers)
+	var ks []kernel
+	if m.IsMLA() {
+		// Latent projections of several shapes: one kernel of the same
+		// weight count and input width stands for them.
+		ks = append(ks, kernel{n: m.attnParams() / tp / h, k: h, count: layers})
+	} else {
+		hd := float64(m.headDim())
+		q := float64((m.Heads+par.Tensor-1)/par.Tensor) * hd
+		kv := float64((m.KVHeads+par.Tensor-1)/par.Tensor) * hd
+		ks = append(ks, kernel{n: q + 2*kv, k: h, count: layers}, kernel{n: h, k: q, count: layers})
 	}
-	return 1000 * max(bytes/r.memBW, flops/r.gemmFLOPS)
+	mlp := func(inter, count float64) {
+		if inter > 0 && count > 0 {
+			ks = append(ks, kernel{n: 2 * inter / tp, k: h, count: count}, kernel{n: h, k: inter / tp, count: count})
+		}
+	}
+	moeL := float64(m.moeLayers())
+	mlp(float64(m.Intermediate), layers-moeL)
+	mlp(float64(m.MoEIntermediate*m.SharedExperts), moeL)
+	if moeL > 0 {
+		ks = append(ks, kernel{n: float64(m.Experts), k: h, count: moeL})
+	}
+	return ks
 }
 
-// attention prices attention over kvTokens cached tokens read (bytes) and
-// pairs (query, key) pairs computed.
-func (r *Roofline) attention(kvTokens, pairs float64, decode bool) float64 {
+// gemm prices the weight GEMMs of a pass over tokens tokens of this rank,
+// of which outTokens go through lm_head: every kernel on the GPU's
+// measured curve (curves.go). lm_head stays BF16 in quantized checkpoints
+// (vLLM and ModelOpt leave it unquantized).
+func (r *Roofline) gemm(tokens, outTokens float64) float64 {
+	var ms float64
+	for _, k := range r.kernels {
+		ms += k.count * r.curves.GEMMMs(tokens, k.n, k.k, r.weightBytes, r.GPU)
+	}
+	ms += r.curves.GEMMMs(outTokens, r.lmHead.n, r.lmHead.k, 2, r.GPU)
+	if m := r.Model; m.IsMoE() {
+		// Routed experts: a grouped GEMM per projection reads the experts
+		// the batch touches and computes every token's top-k of them.
+		moeTokens := tokens * float64(r.Par.AttentionData)
+		e, peak, _ := r.curves.gemmPath(r.weightBytes, r.GPU)
+		bytes := r.routedParams * r.touchedExperts(moeTokens) * r.weightBytes
+		active := float64(m.moeLayers()) * float64(m.ExpertsPerToken) * m.expertParams() / float64(r.Par.MoETensor*r.Par.MoEExpert)
+		flops := 2 * moeTokens * active
+		ms += 2*float64(m.moeLayers())*e.FixedMs + 1000*softRoofline(bytes/(e.WeightBW*r.GPU.MemBW), flops/(e.Compute*peak), r.curves.Knee)
+	}
+	return ms
+}
+
+// attention prices attention over kvTokens cached tokens read, pairs
+// (query, key) pairs computed and batch sequences of seq tokens each.
+func (r *Roofline) attention(kvTokens, pairs, batch, seq float64, decode bool) float64 {
 	m := r.Model
 	heads := float64((m.Heads + r.Par.Tensor - 1) / r.Par.Tensor)
+	layers := float64(m.Layers)
 	var qk, v float64
 	switch {
 	case m.IsMLA() && decode: // weight-absorbed MLA attends in latent space
@@ -238,27 +246,37 @@ func (r *Roofline) attention(kvTokens, pairs float64, decode bool) float64 {
 	default:
 		qk, v = float64(m.headDim()), float64(m.headDim())
 	}
-	flops := float64(m.Layers) * heads * 2 * (qk + v) * pairs
-	bytes := kvTokens * r.kvPerToken
-	return 1000 * max(bytes/r.memBW, flops/r.attnFLOPS)
+	flops := heads * 2 * (qk + v) * pairs // per layer
+	bytes := kvTokens * r.kvPerToken / layers
+	if decode {
+		ms := r.curves.DecodeAttnMs(batch, bytes, r.GPU)
+		if m.IsMLA() {
+			ms = max(ms, 1000*flops/(attnFallbackEff*r.GPU.BF16FLOPS))
+		}
+		return layers * ms
+	}
+	ms := max(r.curves.PrefillAttnMs(flops, seq, r.GPU), 1000*bytes/(r.curves.KVReadBW*r.GPU.MemBW))
+	return layers * ms
 }
 
-// overheads prices activations, collectives and fixed costs of a pass over
-// tokens tokens of this rank.
-func (r *Roofline) overheads(tokens float64) float64 {
+// overheads prices elementwise activations, collectives and fixed costs of
+// a pass over tokens tokens of this rank (batch sequences); graph: the
+// pass runs as a captured CUDA graph (decode), not eagerly.
+func (r *Roofline) overheads(tokens, batch float64, graph bool) float64 {
 	m := r.Model
 	layers := float64(m.Layers)
-	// ~12 hidden-sized reads/writes per layer (norms, residuals, GEMM
-	// inputs/outputs) plus the MLP's intermediate activations.
+	// Elementwise traffic the GEMM curves do not include: two norms and
+	// two residual adds (read + write of the hidden state each), rotary,
+	// and the MLP's activation function over its intermediate.
 	inter := float64(max(m.Intermediate, m.MoEIntermediate*max(m.ExpertsPerToken, 1))) / float64(r.Par.Tensor)
-	act := layers * tokens * (12*float64(m.Hidden) + 3*inter) * activationBytes
-	ms := 1000 * act / r.memBW
-	ms += layers*LayerOverheadMs + PassOverheadMs
-	link := r.GPU.LinkBW
-	if tp := float64(r.Par.Tensor); tp > 1 {
-		// Two ring all-reduces per layer (after attention and after the MLP).
-		bytes := tokens * float64(m.Hidden) * activationBytes
-		ms += 2 * layers * (r.arLatencyMs + 1000*2*(tp-1)/tp*bytes/link)
+	act := layers * tokens * (8*float64(m.Hidden) + 3*inter) * activationBytes
+	ms := 1000 * act / (r.curves.BF16.WeightBW * r.GPU.MemBW)
+	ms += layers*LayerOverheadMs + r.overhead.PassMs + batch*r.overhead.PerSeqMs
+	g := r.GPU
+	if tp := r.Par.Tensor; tp > 1 {
+		// Two all-reduces per layer (after attention and after the MLP),
+		// inside the CUDA graph for decode-only passes.
+		ms += 2 * layers * AllReduceMs(g.Fabric, g.LinkBW, tp, tokens*float64(m.Hidden)*activationBytes, graph)
 	}
 	if m.IsMoE() {
 		moeL := float64(m.moeLayers())
@@ -266,14 +284,12 @@ func (r *Roofline) overheads(tokens float64) float64 {
 			// Dispatch and combine all-to-all: each token's hidden state goes
 			// to its k experts, (ep−1)/ep of them remote.
 			bytes := tokens * float64(m.ExpertsPerToken) * float64(m.Hidden) * activationBytes * (ep - 1) / ep / float64(r.Par.Tensor)
-			ms += 2 * moeL * (r.arLatencyMs + 1000*bytes/link)
-		} else if dp := float64(r.Par.AttentionData); dp > 1 {
+			ms += 2 * moeL * SendRecvMs(g.Fabric, g.LinkBW, bytes)
+		} else if dp := r.Par.AttentionData; dp > 1 {
 			// Attention-DP with tensor-parallel experts: gather the ranks'
 			// tokens before the MoE and reduce-scatter after (≈ one
 			// all-reduce of all ranks' tokens).
-			g := float64(r.Par.GPUs())
-			bytes := tokens * dp * float64(m.Hidden) * activationBytes
-			ms += moeL * (r.arLatencyMs + 1000*2*(g-1)/g*bytes/link)
+			ms += moeL * AllReduceMs(g.Fabric, g.LinkBW, r.Par.GPUs(), tokens*float64(dp)*float64(m.Hidden)*activationBytes, graph)
 		}
 	}
 	return ms
@@ -288,7 +304,24 @@ func (r *Roofline) PrefillMs(batch, isl, prefix int) float64 {
 	b, n, p := float64(batch), float64(isl-prefix), float64(max(prefix, 0))
 	tokens := b * n
 	pairs := b * (n*p + n*(n+1)/2) // causal
-	return r.gemm(tokens, b) + r.attention(b*float64(isl), pairs, false) + r.overheads(tokens)
+	return r.gemm(tokens, b) + r.attention(b*float64(isl), pairs, b, float64(isl), false) + r.overheads(tokens, b, false)
+}
+
+// MixedMs implements Mixed: the prefill chunks and the decode tokens in
+// one forward — the GEMMs run once over all tokens, each attention kind
+// over its own sequences, the overheads once.
+func (r *Roofline) MixedMs(batch, isl, prefix, decBatch, activeKV, ctx, totalKV int) float64 {
+	if batch <= 0 || isl-prefix <= 0 {
+		return r.DecodeMs(decBatch, activeKV, ctx, totalKV)
+	}
+	if decBatch <= 0 {
+		return r.PrefillMs(batch, isl, prefix)
+	}
+	b, n, p := float64(batch), float64(isl-prefix), float64(max(prefix, 0))
+	d, kv := float64(decBatch), float64(max(activeKV, 0))
+	tokens := b*n + d
+	return r.gemm(tokens, b+d) + r.attention(b*float64(isl), b*(n*p+n*(n+1)/2), b, float64(isl), false) +
+		r.attention(kv, kv, d, kv/d, true) + r.overheads(tokens, b+d, false)
 }
 
 // DecodeMs implements Model: one token for each of batch sequences holding
@@ -298,5 +331,5 @@ func (r *Roofline) DecodeMs(batch, activeKV, ctx, totalKV int) float64 {
 		return 0
 	}
 	b, kv := float64(batch), float64(max(activeKV, 0))
-	return r.gemm(b, b) + r.attention(kv, kv, true) + r.overheads(b)
+	return r.gemm(b, b) + r.attention(kv, kv, b, kv/b, true) + r.overheads(b, b, b <= cudaGraphMaxBatch)
 }

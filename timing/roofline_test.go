@@ -257,3 +257,24 @@ func TestRooflineShape(t *testing.T) {
 		t.Error("not deterministic")
 	}
 }
+
+// A mixed pass streams the weights once: it costs less than a prefill
+// pass plus a decode step, and no less than either alone.
+func TestMixedPassStreamsWeightsOnce(t *testing.T) {
+	for _, c := range []struct {
+		model, gpu string
+		tp         int
+	}{{"llama-3.1-8b", "h100_sxm", 1}, {"llama-3.1-70b", "h200_sxm", 4}, {"qwen3-30b-a3b", "b200", 1}} {
+		r := mustRoofline(t, c.model, c.gpu, "", c.tp)
+		for _, sh := range []struct{ batch, isl, prefix, dec, kv int }{{1, 2048, 0, 32, 32 * 1500}, {4, 512, 256, 128, 128 * 800}, {1, 64, 0, 256, 256 * 4000}} {
+			p, d := r.PrefillMs(sh.batch, sh.isl, sh.prefix), r.DecodeMs(sh.dec, sh.kv, sh.kv/sh.dec, 0)
+			m := r.MixedMs(sh.batch, sh.isl, sh.prefix, sh.dec, sh.kv, sh.kv/sh.dec, 0)
+			if !(m < p+d && m >= max(p, d)) {
+				t.Errorf("%s on %s tp%d %+v: mixed %.3f ms, want in [max(%.3f, %.3f), sum)", c.model, c.gpu, c.tp, sh, m, p, d)
+			}
+		}
+		if got, want := r.MixedMs(0, 0, 0, 8, 8000, 1000, 0), r.DecodeMs(8, 8000, 1000, 0); got != want {
+			t.Errorf("%s: decode-only mixed %v, want DecodeMs %v", c.model, got, want)
+		}
+	}
+}

@@ -60,6 +60,16 @@ type Model interface {
 	DecodeMs(batch, activeKV, ctx, totalKV int) float64
 }
 
+// Mixed is a Model that prices a pass holding both prefill and decode
+// work as one forward over all its tokens, not as the sum of a prefill
+// pass and a decode step (which would stream the weights twice). Models
+// without it keep the reference's sum.
+type Mixed interface {
+	Model
+	// MixedMs is PrefillMs's and DecodeMs's work done in one forward.
+	MixedMs(batch, isl, prefix, decBatch, activeKV, ctx, totalKV int) float64
+}
+
 // Polynomial is the reference's uncalibrated synthetic baseline: prefill is
 // quadratic in the uncached tokens of the pass, decode is quadratic in the
 // KV-cache utilisation.
@@ -124,6 +134,20 @@ func (s Scale) Decode(m Model, batch, activeKV, ctx, totalKV int) Time {
 		return 0
 	}
 	return quantize(max(m.DecodeMs(batch, activeKV, ctx, totalKV), 1), s.Speedup*s.DecodeSpeedup)
+}
+
+// Mixed prices a pass of both kinds: the model's value, floored like a
+// decode step, over the speed-up (decode_speedup, which divides only
+// decode time, scales the decode share of the sum it replaces).
+func (s Scale) Mixed(m Mixed, batch, isl, prefix, decBatch, activeKV, ctx, totalKV int) Time {
+	ms := max(m.MixedMs(batch, isl, prefix, decBatch, activeKV, ctx, totalKV), 1)
+	if d := s.DecodeSpeedup; d > 0 && d != 1 {
+		p, q := m.PrefillMs(batch, isl, prefix), m.DecodeMs(decBatch, activeKV, ctx, totalKV)
+		if p+q > 0 {
+			ms *= (p + q/d) / (p + q)
+		}
+	}
+	return quantize(ms, s.Speedup)
 }
 
 // quantize rounds ms to nanoseconds, divides by ratio (> 0) and rounds

@@ -134,6 +134,11 @@ type Scheduler struct {
 	Preemption       string `yaml:"preemption" json:"preemption"`                 // lifo | fifo
 	ChunkedPrefill   bool   `yaml:"chunked_prefill" json:"chunked_prefill"`
 	MaxModelLen      int    `yaml:"max_model_len" json:"max_model_len"` // 0: none (vLLM only)
+	// AsyncScheduling: the engine plans its next pass while the current one
+	// runs (vLLM --async-scheduling, SGLang's and TRT-LLM's overlap
+	// schedulers), so a request reaching a busy worker joins the pass after
+	// next. Aggregated mode only; off by default, as in the reference.
+	AsyncScheduling bool `yaml:"async_scheduling" json:"async_scheduling"`
 }
 
 // KVCache is the G1 cache.

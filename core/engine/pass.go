@@ -91,7 +91,14 @@ func (c *Core) Step(now timing.Time) *Pass {
 	}
 	p.Signals = append(p.Signals, c.tokens...)
 	p.Signals = append(p.Signals, c.rejected...)
-	p.End = now + min(prefill+decode, timing.Horizon) // saturated: the replay stops at the horizon
+	pass := prefill + decode
+	if mx, ok := c.cfg.Model.(timing.Mixed); ok && prefill > 0 && decode > 0 {
+		// One forward over the prefill chunks and the decode tokens (vLLM
+		// V1 and TRT-LLM batch them together): the weights stream once.
+		n, kv := p.FPM.DecodeRequests, p.FPM.DecodeKVTokens
+		pass = c.cfg.Scale.Mixed(mx, c.batchCount, c.isl(), c.prefix(), n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
+	}
+	p.End = now + min(pass, timing.Horizon) // saturated: the replay stops at the horizon
 	if c.events != nil {
 		p.Events = c.events.Drain()
 	}

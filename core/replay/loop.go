@@ -51,6 +51,18 @@ type Options struct {
 	// Transfer makes the replay disaggregated: pools are prefill then
 	// decode (disagg.go). Nil: one aggregated pool.
 	Transfer *Transfer
+
+	// AsyncScheduling: each worker plans its next pass while the current
+	// one runs (vLLM's async scheduling, SGLang's and TRT-LLM's overlap
+	// schedulers), so a request that reaches a busy worker joins the pass
+	// after next; an idle worker takes it at once.
+	AsyncScheduling bool
+
+	// Frontend is the serving frontend's latency (HTTP, tokenization,
+	// hand-off to the engine): a request reaches the router this long
+	// after it arrives. It counts in TTFT and E2E, not in the router's
+	// queue time.
+	Frontend timing.Time
 }
 
 // ErrCanceled is returned when Progress asks to stop.
@@ -87,6 +99,16 @@ type wstate struct {
 	// will complete), which must not be visible before the pass ends.
 	seen  router.Load
 	since int // requests placed since the in-flight pass started
+	// deferred are requests placed while a pass was in flight under
+	// Options.AsyncScheduling: the engine sees them after its next pass
+	// starts (that pass was planned while this one ran).
+	deferred []deferred
+}
+
+// deferred is a placed request not yet submitted to its rank.
+type deferred struct {
+	id   uint64
+	rank int
 }
 
 // reqInfo is what the loop keeps of a released request, by id − 1.
@@ -175,6 +197,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 		}
 	}
 	l.col = report.NewCollector(l.total, len(l.ws), opt.Capture)
+	l.col.Frontend = opt.Frontend
 	l.reqs = make([]reqInfo, 0, l.total)
 	if l.xfer != nil {
 		l.xs = make([]xstate, 0, l.total)
@@ -292,6 +315,8 @@ func (l *Loop) settle() error {
 				err = l.apply(int(e.worker))
 			case TransferDone:
 				err = l.transferDone(e.req)
+			case Dispatch:
+				err = l.dispatch(e.req)
 			default:
 				err = fmt.Errorf("replay: event kind %d has no handler", e.kind)
 			}
@@ -337,6 +362,13 @@ func (l *Loop) settle() error {
 			st.inflight = p
 			st.busy = true
 			st.since = 0
+			for _, d := range st.deferred { // the next pass may take them
+				l.prompt = l.wl.Prompt(l.prompt[:0], l.turn(d.id))
+				if err := l.submit(i, d.rank, d.id); err != nil {
+					return err
+				}
+			}
+			st.deferred = st.deferred[:0]
 			if len(p.Reserved) > 0 {
 				// Reservations are decisions of the pass start: the
 				// handoff goes on now, not at the pass end.
@@ -474,11 +506,20 @@ func (l *Loop) releaseDue() (bool, error) {
 	if !l.releasable() {
 		l.q.drop(Arrival) // the cap is reached: no follow-up will be released
 	}
+	if l.opt.Frontend > 0 {
+		l.q.push(event{at: l.now + l.opt.Frontend, kind: Dispatch, req: id})
+		return true, nil
+	}
+	return true, l.dispatch(id)
+}
+
+// dispatch offers request id to the router; one it holds waits.
+func (l *Loop) dispatch(id uint64) error {
 	placed, err := l.place(id)
 	if !placed && err == nil {
 		l.waiting = append(l.waiting, id)
 	}
-	return true, err
+	return err
 }
 
 // checkTokens enforces Options.MaxPromptTokens and MaxOutputTokens. With
@@ -534,12 +575,27 @@ func (l *Loop) place(id uint64) (bool, error) {
 	if l.xfer != nil {
 		return true, l.placeDisagg(id, w, pl.Rank)
 	}
-	err := pool.Pool.Workers[pl.Worker].Ranks[pl.Rank].Submit(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: t.Output, Planned: t.Planned})
-	if err != nil {
-		return false, fmt.Errorf("replay: %s worker %d: %w", pool.Name, pl.Worker, err)
+	if st := &l.ws[w]; l.opt.AsyncScheduling && st.busy {
+		st.deferred = append(st.deferred, deferred{id, pl.Rank})
+		l.placed(w)
+		return true, nil
+	}
+	if err := l.submit(w, pl.Rank, id); err != nil {
+		return false, err
 	}
 	l.placed(w)
 	return true, nil
+}
+
+// submit hands request id, whose prompt is in l.prompt, to rank of worker w.
+func (l *Loop) submit(w, rank int, id uint64) error {
+	t := l.turn(id)
+	st := &l.ws[w]
+	pool := &l.pools[st.pool]
+	if err := pool.Pool.Workers[st.index].Ranks[rank].Submit(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: t.Output, Planned: t.Planned}); err != nil {
+		return fmt.Errorf("replay: %s worker %d: %w", pool.Name, st.index, err)
+	}
+	return nil
 }
 
 // turn is request id's turn of the workload.

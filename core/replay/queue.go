@@ -17,6 +17,9 @@ const (
 	PassEnd Kind = iota
 	// TransferDone: a KV transfer between pools completes (P/D handoff).
 	TransferDone
+	// Dispatch: a released request has passed the serving frontend
+	// (Options.Frontend) and reaches the router.
+	Dispatch
 	// WorkerReady: a started worker finished loading and may take requests.
 	WorkerReady
 	// Arrival: a follow-up turn of a session becomes ready (first turns
@@ -37,7 +40,7 @@ type event struct {
 	kind          Kind
 	worker        int32  // PassEnd: global worker index
 	session, turn int32  // Arrival
-	req           uint64 // TransferDone: the request
+	req           uint64 // TransferDone, Dispatch: the request
 }
 
 // queue is a binary min-heap of events ordered by (at, kind, seq).

@@ -246,3 +246,31 @@ func TestConcurrencyRampUp(t *testing.T) {
 		t.Fatalf("second release at %v, want the first's end %v (< 50)", got, want)
 	}
 }
+
+// Async scheduling: a request that reaches a busy worker joins the pass
+// after next (the next one was planned while the current one ran); one
+// that reaches an idle worker starts at once.
+func TestAsyncSchedulingJoinsThePassAfterNext(t *testing.T) {
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 4096, MaxBatchedTokens: 8192, MaxSeqs: 256, ChunkedPrefill: true, Model: timing.Fixed{Prefill: 10, Decode: 10}}
+	text := `{"timestamp":0,"input_length":8,"output_length":6,"hash_ids":[1,2]}
+{"timestamp":15,"input_length":8,"output_length":2,"hash_ids":[3,4]}`
+	first := map[bool]float64{}
+	for _, async := range []bool{false, true} {
+		rep, err := Run(trace(t, text, 4), agg(workers(t, 1, cfg)), Options{Load: Load{Kind: TraceTimestamps}, Capture: true, AsyncScheduling: async})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := rep.Requests()
+		if got := *recs[0].FirstTokenMs; got != 20 {
+			t.Fatalf("async %v: the first request reached an idle worker: first token at %v, want 20", async, got)
+		}
+		first[async] = *recs[1].FirstTokenMs
+	}
+	// Passes (prefill 10 + decode 10 when both run): [0,20) the first's
+	// prefill and first token; the second arrives at 15. Sync: [20,40)
+	// holds its prefill. Async: [20,30) was planned without it (decode
+	// only), so its prefill runs in [30,50).
+	if first[false] != 40 || first[true] != 50 {
+		t.Fatalf("second request's first token at %v (sync) and %v (async), want 40 and 50", first[false], first[true])
+	}
+}

@@ -49,10 +49,15 @@ type Collector struct {
 	done     int
 	reasons  []string        // rejection reasons seen, in first-seen order
 	spare    [][]timing.Time // gap buffers of finished requests, for reuse
+	// Frontend is the latency between a request's arrival and its
+	// reaching the router (Options.Frontend): not router queueing.
+	Frontend timing.Time
 }
 
 // NewCollector returns a collector for up to n requests over workers
 // workers. capture keeps per-request records for RequestsJSONL.
+// The router's queue time of a request is its placement less its arrival
+// and Frontend, the serving frontend's latency before the router sees it.
 func NewCollector(n, workers int, capture bool) *Collector {
 	return &Collector{
 		recs:    make([]record, 0, n),

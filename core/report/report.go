@@ -211,7 +211,7 @@ func Build(c *Collector, info RunInfo) *Report {
 			continue
 		}
 		completed++
-		queueMs += (q.placed - q.arrival).Ms()
+		queueMs += (q.placed - q.arrival - c.Frontend).Ms()
 		if q.overlap >= 0 {
 			estimated += int(q.overlap)
 			estimatedIn += int(q.input)
@@ -390,7 +390,7 @@ func (c *Collector) record(q *record, id uint64) RequestRecord {
 	if q.worker >= 0 {
 		w, r := int(q.worker), int(q.rank)
 		rr.Worker, rr.DPRank = &w, &r
-		rr.RouterQueueMs = ms(q.placed - q.arrival)
+		rr.RouterQueueMs = ms(q.placed - q.arrival - c.Frontend)
 		if q.overlap >= 0 {
 			o := int(q.overlap)
 			rr.RouterOverlapTokens = &o

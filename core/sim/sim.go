@@ -249,6 +249,10 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 		Capture:     p.in.CapturePerRequest,
 		SLA:         report.SLA(cfg.Evaluation.SLA),
 		Transfer:    c.xfer,
+		Frontend:    c.frontend,
+		// The first pool is where requests land; disaggregated handoffs
+		// keep their own timing.
+		AsyncScheduling: cfg.Engine.Mode != "disaggregated" && roles(&cfg)[0].Scheduler.AsyncScheduling,
 	}
 	opt.MaxPromptTokens, opt.MaxOutputTokens = p.in.Limits.MaxPromptTokens, p.in.Limits.MaxOutputTokens
 	opt.Progress = func(ms float64, done, total int) bool {
@@ -279,6 +283,7 @@ type cluster struct {
 	xfer     *replay.Transfer
 	dep      report.Deployment
 	warnings []string
+	frontend timing.Time // the serving frontend's latency (the roofline's engine overhead)
 }
 
 // cluster builds the cluster of cfg.
@@ -296,6 +301,12 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 			return nil, err
 		}
 		c.dep.Pools = append(c.dep.Pools, d)
+		if len(c.pools) == 0 && ecfg.Model == timing.Model(roof) {
+			// Requests pass the frontend once, before the first pool's
+			// router; only the roofline prices it (the other timing
+			// sources give pass times and nothing else).
+			c.frontend = timing.FromMs(roof.Overhead().FrontendMs)
+		}
 		if warn != "" {
 			c.warnings = append(c.warnings, warn)
 		}

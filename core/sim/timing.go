@@ -30,6 +30,7 @@ func timingAndCapacity(cfg *config.Config, p string, role *config.Role, in Input
 			Model:    cfg.Engine.Model,
 			Hardware: hardware,
 			DType:    cfg.Engine.DType,
+			Engine:   cfg.Engine.Backend,
 			KVDType:  role.KVCache.DType,
 			Parallelism: timing.Parallelism{
 				Tensor: role.Parallelism.Tensor, AttentionData: role.Parallelism.AttentionData,

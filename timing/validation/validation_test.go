@@ -79,8 +79,8 @@ func TestParseAIC(t *testing.T) {
 // says "not validated" where no public serving measurement exists.
 func TestBadgeNamesFamily(t *testing.T) {
 	for _, c := range []struct{ gpu, want string }{
-		{"h200_sxm", "Hopper serving points"},
-		{"b200", "Blackwell serving points"},
+		{"h200_sxm", "held-out open-loop runs"},
+		{"b200", "Blackwell fixed-concurrency points"},
 		{"l40s", "not validated end to end on l40s"},
 		{"rtx_4090", "not validated end to end on rtx_4090"},
 	} {
