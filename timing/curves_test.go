@@ -476,3 +476,18 @@ func TestDecodeAttnMs(t *testing.T) {
 		t.Errorf("got %g, want %g", got, want)
 	}
 }
+
+// The tabulated soft roofline the replay uses agrees with the exact one.
+func TestKneeTableMatchesExact(t *testing.T) {
+	for _, name := range GPUNames() {
+		c := CurvesFor(name)
+		f := c.Fast()
+		for _, x := range []float64{0, 1e-4, 0.01, 0.3, 0.5, 0.77, 0.9, 0.999, 1} {
+			a, b := 2.5, 2.5*x
+			want, got := softRoofline(a, b, c.Knee), f.soft(a, b)
+			if math.Abs(got/want-1) > 1e-7 || f.soft(b, a) != got {
+				t.Errorf("%s x=%v: table %v, exact %v", name, x, got, want)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package timing
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/dynosim/dynosim-web/internal/detmath"
@@ -71,6 +72,19 @@ type Roofline struct {
 	lmHead       kernel
 	routedParams float64 // per GPU, all local routed experts
 	kvPerToken   float64 // bytes per GPU
+
+	// memo caches gemm by its arguments: a replay prices the same token
+	// counts (decode batch sizes, full prefill chunks) over and over, and
+	// each price takes a dozen Pow calls. gemm is pure, so the cache
+	// changes no result; a Roofline belongs to one run (not goroutine-safe).
+	memo [gemmMemoSize]gemmMemo
+}
+
+const gemmMemoSize = 1024 // a power of two
+
+type gemmMemo struct {
+	tokens, out, ms float64
+	ok              bool
 }
 
 // kernel is one weight GEMM shape on one GPU, run count times per pass
@@ -123,7 +137,7 @@ func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType str
 	if m.IsMoE() && m.Experts%par.MoEExpert != 0 {
 		return nil, fmt.Errorf("parallelism: moe_expert %d does not divide %d experts", par.MoEExpert, m.Experts)
 	}
-	r := &Roofline{Model: m, GPU: g, Par: par, curves: CurvesFor(g.Name)}
+	r := &Roofline{Model: m, GPU: g, Par: par, curves: CurvesFor(g.Name).Fast()}
 	r.overhead, _ = EngineOverhead("")
 	switch strings.ToLower(dtype) {
 	case "":
@@ -213,6 +227,17 @@ func denseKernels(m ModelSpec, par Parallelism) []kernel {
 // measured curve (curves.go). lm_head stays BF16 in quantized checkpoints
 // (vLLM and ModelOpt leave it unquantized).
 func (r *Roofline) gemm(tokens, outTokens float64) float64 {
+	h := (math.Float64bits(tokens)*0x9E3779B97F4A7C15 ^ math.Float64bits(outTokens)*0xC2B2AE3D27D4EB4F) >> 54 // 10 bits
+	e := &r.memo[h&(gemmMemoSize-1)]
+	if e.ok && e.tokens == tokens && e.out == outTokens {
+		return e.ms
+	}
+	ms := r.gemmMs(tokens, outTokens)
+	*e = gemmMemo{tokens, outTokens, ms, true}
+	return ms
+}
+
+func (r *Roofline) gemmMs(tokens, outTokens float64) float64 {
 	var ms float64
 	for _, k := range r.kernels {
 		ms += k.count * r.curves.GEMMMs(tokens, k.n, k.k, r.weightBytes, r.GPU)
@@ -226,7 +251,7 @@ func (r *Roofline) gemm(tokens, outTokens float64) float64 {
 		bytes := r.routedParams * r.touchedExperts(moeTokens) * r.weightBytes
 		active := float64(m.moeLayers()) * float64(m.ExpertsPerToken) * m.expertParams() / float64(r.Par.MoETensor*r.Par.MoEExpert)
 		flops := 2 * moeTokens * active
-		ms += 2*float64(m.moeLayers())*e.FixedMs + 1000*softRoofline(bytes/(e.WeightBW*r.GPU.MemBW), flops/(e.Compute*peak), r.curves.Knee)
+		ms += 2*float64(m.moeLayers())*e.FixedMs + 1000*r.curves.soft(bytes/(e.WeightBW*r.GPU.MemBW), flops/(e.Compute*peak))
 	}
 	return ms
 }
