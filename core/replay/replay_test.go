@@ -274,3 +274,25 @@ func TestAsyncSchedulingJoinsThePassAfterNext(t *testing.T) {
 		t.Fatalf("second request's first token at %v (sync) and %v (async), want 40 and 50", first[false], first[true])
 	}
 }
+
+// The serving frontend's latency delays a request's arrival at the router:
+// TTFT and E2E include it, the router's queue time does not.
+func TestFrontendLatency(t *testing.T) {
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 4096, MaxBatchedTokens: 8192, MaxSeqs: 256, ChunkedPrefill: true, Model: timing.Fixed{Prefill: 10, Decode: 10}}
+	text := `{"timestamp":0,"input_length":8,"output_length":3,"hash_ids":[1,2]}`
+	var ttft [2]float64
+	for i, d := range []timing.Time{0, timing.FromMs(7.5)} {
+		rep, err := Run(trace(t, text, 4), agg(workers(t, 1, cfg)), Options{Load: Load{Kind: TraceTimestamps}, Capture: true, Frontend: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Requests()[0]
+		ttft[i] = *r.TTFTMs
+		if *r.RouterQueueMs != 0 {
+			t.Errorf("frontend %v: router queue %v ms, want 0", d, *r.RouterQueueMs)
+		}
+	}
+	if ttft[1]-ttft[0] != 7.5 {
+		t.Fatalf("ttft %v without and %v with a 7.5 ms frontend", ttft[0], ttft[1])
+	}
+}

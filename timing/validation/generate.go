@@ -10,7 +10,13 @@ import (
 
 // Files are the generated outputs: docs/validation.md and the badge
 // table timing/validated.go.
-type Files struct{ Doc, Badges string }
+type Files struct {
+	Doc, Badges string
+	Summary     Summary // the fixed-concurrency headline
+	// OpenLoop: BLIS's held-out runs, median absolute TTFT and ITL error.
+	OpenLoopRuns              int
+	OpenLoopTTFT, OpenLoopITL float64
+}
 
 // Generate replays every public measurement and renders both files.
 func Generate() (Files, error) {
@@ -37,7 +43,8 @@ func Generate() (Files, error) {
 	if err != nil {
 		return Files{}, fmt.Errorf("validated.go: %w", err)
 	}
-	return Files{Doc: Markdown(rs, bl), Badges: string(src)}, nil
+	n, ttft, itl := blisHeldOut(bl)
+	return Files{Doc: Markdown(rs, bl), Badges: string(src), Summary: sum, OpenLoopRuns: n, OpenLoopTTFT: ttft, OpenLoopITL: itl}, nil
 }
 
 // blisHeldOut is the median absolute TTFT and ITL error over the measured

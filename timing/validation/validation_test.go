@@ -26,6 +26,15 @@ func TestValidationDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Regression bars, a little above today's figures (docs/validation.md):
+	// a change that makes the model worse than this fails here, not only
+	// in a regenerated doc nobody reads.
+	if s := f.Summary; s.Points < 1000 || s.HeldOutTP > 0.15 {
+		t.Errorf("fixed-concurrency points: %d, held-out median TPOT error %.1f %%, want ≥ 1000 and ≤ 15 %%", s.Points, 100*s.HeldOutTP)
+	}
+	if f.OpenLoopRuns < 12 || f.OpenLoopTTFT > 0.10 || f.OpenLoopITL > 0.10 {
+		t.Errorf("open-loop runs: %d, median TTFT error %.1f %%, ITL %.1f %%, want ≥ 12 runs within 10 %%", f.OpenLoopRuns, 100*f.OpenLoopTTFT, 100*f.OpenLoopITL)
+	}
 	for _, out := range []struct{ path, text string }{{docPath, f.Doc}, {badgesPath, f.Badges}} {
 		if *update {
 			if err := os.WriteFile(out.path, []byte(out.text), 0o644); err != nil {
