@@ -67,6 +67,7 @@ func TestErrorsNamePaths(t *testing.T) {
 		{"bad dtype", "engine: {dtype: int3}", nil, `c.yaml:1: engine.dtype: must be one of auto, bf16, fp16, fp8, fp4, got "int3"`},
 		{"bad kv dtype", "engine: {workers: {aggregated: {kv_cache: {dtype: fp4}}}}", nil, `c.yaml:1: engine.workers.aggregated.kv_cache.dtype: must be one of auto, bf16, fp16, fp8, got "fp4"`},
 		{"negative ramp", "traffic: {load: {type: concurrency, ramp_up_seconds: -1}}", nil, "c.yaml:1: traffic.load.ramp_up_seconds: must be in [0, 1e+09], got -1"},
+		{"async in disagg", "engine:\n  mode: disaggregated\n  workers:\n    decode: {scheduler: {async_scheduling: true}}\n", nil, "engine.workers.decode.scheduler.async_scheduling: not simulated in disaggregated mode"},
 		{"bad async", "engine: {workers: {aggregated: {scheduler: {async_scheduling: sometimes}}}}", nil, "async_scheduling: must be true or false"},
 		{"bad bool", "engine: {workers: {aggregated: {scheduler: {chunked_prefill: maybe}}}}", nil, "chunked_prefill: must be true or false"},
 		{"nan", "traffic: {load: {speedup: .nan}}", nil, "traffic.load.speedup: must be a finite number"},

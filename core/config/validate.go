@@ -143,10 +143,18 @@ func (c *Config) Validate() error {
 		if err := c.Engine.KVTransfer.validate(); err != nil {
 			return err
 		}
-		if err := c.validateRole("engine.workers.prefill", &c.Engine.Workers.Prefill); err != nil {
-			return err
+		for _, r := range []struct {
+			path string
+			role *Role
+		}{{"engine.workers.prefill", &c.Engine.Workers.Prefill}, {"engine.workers.decode", &c.Engine.Workers.Decode}} {
+			if r.role.Scheduler.AsyncScheduling {
+				return fmt.Errorf("%s.scheduler.async_scheduling: not simulated in disaggregated mode (the handoff times admissions itself); use mode aggregated or leave it false", r.path)
+			}
+			if err := c.validateRole(r.path, r.role); err != nil {
+				return err
+			}
 		}
-		return c.validateRole("engine.workers.decode", &c.Engine.Workers.Decode)
+		return nil
 	}
 	return c.validateRole("engine.workers.aggregated", &c.Engine.Workers.Aggregated)
 }
