@@ -87,6 +87,8 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 			return []string{"predict", "-c", write(t, dir, "f.yaml", "x: 1\n# {\nengine: {mode: aggregated\nrouter: {}\n")}
 		}, "dynosim: f.yaml:3: did not find expected ',' or '}': the '{' opened on this line is never closed"},
 		{"unknown command", func() []string { return []string{"predicts"} }, `dynosim: unknown command "predicts"`},
+		{"validate takes no argument", func() []string { return []string{"validate", "docs"} }, `dynosim: validate: unexpected argument "docs"`},
+		{"validate flag", func() []string { return []string{"validate", "--bogus"} }, "dynosim: validate: flag provided but not defined: -bogus"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
