@@ -50,11 +50,12 @@ type RooflineSpec struct {
 }
 
 // Roofline is the analytical timing model of `timing.type: default`. It
-// prices one pass on one attention-data rank: weight, activation and KV
-// bytes over effective memory bandwidth; GEMM and attention FLOPs over
-// effective tensor throughput (the larger of the two per phase);
-// tensor-parallel all-reduces and expert-parallel all-to-alls over
-// NVLink/PCIe; fixed per-layer and per-pass overheads. MoE layers read
+// prices one pass on one attention-data rank: each weight GEMM and each
+// layer's attention on the GPU's measured efficiency curves (curves.go:
+// bytes over achievable bandwidth and FLOPs over achievable throughput,
+// blended by a soft roofline, plus per-call costs); tensor-parallel
+// all-reduces and expert-parallel all-to-alls by fabric
+// (interconnect.go); the engine's per-pass costs (overhead.go). MoE layers read
 // only the experts a batch touches; MLA models read the compressed
 // latent KV. With attention_data > 1 every rank is assumed to run a batch
 // like the one priced (balanced ranks), so MoE layers see batch ×
