@@ -212,4 +212,5 @@ frontend latency (` + "`timing/overhead.go`" + `: 7.5 ms, from BLIS's two Llama-
 BLIS runs (other models, engines, versions and teams) were not looked at while choosing and are reported
 separately. The kernel efficiency and interconnect curves come from kernel tables, not from these points
 (` + "`timing/curves.go`, `timing/interconnect.go`" + `).
+
 `
