@@ -125,7 +125,7 @@ const sampleReport = `{"summary": {"num_requests": 1000, "completed_requests": 1
  "sla": {"ttft_ms": 500, "itl_ms": 50, "e2e_ms": null},
  "deployment": {"mode": "aggregated", "backend": "vllm", "model": "llama-3.1-8b", "pools": [{"name": "aggregated",
   "hardware": "h100_sxm", "replicas": 8, "tensor": 1, "attention_data": 1, "gpus_per_worker": 1, "timing": "default",
-  "validation": "roofline: within 9.3 %", "capacity": "default", "kv_blocks": 7004, "block_size": 64,
+  "validation": "roofline: median error 11.6 % TPOT, 69.2 % TTFT on 778 public Hopper fixed-concurrency points", "capacity": "default", "kv_blocks": 7004, "block_size": 64,
   "gpu_memory_bytes": 85520809984, "weights_bytes": 16059990016, "kv_cache_bytes": 58753810432,
   "reserve_bytes": 2147483648, "free_bytes": 8559525888, "fits": true}]},
  "warnings": ["engine.workers.aggregated.kv_cache.capacity: too big"]}`
