@@ -361,6 +361,7 @@ func (l *Loop) settle() error {
 			st.inflight = p
 			st.busy = true
 			st.since = 0
+			submitted := len(st.deferred) > 0
 			for _, d := range st.deferred { // the next pass may take them
 				l.prompt = l.wl.Prompt(l.prompt[:0], l.turn(d.id))
 				if err := l.submit(i, d.rank, d.id); err != nil {
@@ -377,13 +378,13 @@ func (l *Loop) settle() error {
 				changed = true
 			}
 			if p.End == l.now {
-				if !p.Busy {
+				if !p.Busy && !submitted {
 					st.stalled = true // nothing can change until new work arrives
 				}
 				if err := l.apply(i); err != nil {
 					return err
 				}
-				changed = changed || p.Busy
+				changed = changed || p.Busy || submitted
 				continue
 			}
 			l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i)})

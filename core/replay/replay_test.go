@@ -296,3 +296,19 @@ func TestFrontendLatency(t *testing.T) {
 		t.Fatalf("ttft %v without and %v with a 7.5 ms frontend", ttft[0], ttft[1])
 	}
 }
+
+// A request deferred by async scheduling is not stranded when the pass
+// after it finds nothing else to do.
+func TestAsyncSchedulingDoesNotStrandADeferredRequest(t *testing.T) {
+	cfg := engine.Config{BlockSize: 4, NumBlocks: 4096, MaxBatchedTokens: 8192, MaxSeqs: 256, ChunkedPrefill: true, Model: timing.Fixed{Prefill: 10, Decode: 10}}
+	text := `{"timestamp":0,"input_length":8,"output_length":1,"hash_ids":[1,2]}
+{"timestamp":5,"input_length":8,"output_length":1,"hash_ids":[3,4]}`
+	rep, err := Run(trace(t, text, 4), agg(workers(t, 1, cfg)), Options{Load: Load{Kind: TraceTimestamps}, Capture: true, AsyncScheduling: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := rep.Requests()
+	if recs[1].FirstTokenMs == nil || *recs[1].FirstTokenMs > 60 {
+		t.Fatalf("the deferred request's first token at %v, want it served right after the first", recs[1].FirstTokenMs)
+	}
+}
