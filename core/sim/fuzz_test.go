@@ -83,6 +83,8 @@ func FuzzPredict(f *testing.F) {
 		{0, 0, 0, 0, 1, 10, 5, 1, 256, 16, 1, 1, 10, 64, 4, []byte("{\"session_id\": 1, \"timestamp\": 0, \"output_length\": 1, \"hash_ids\": [1]}\n{\"session_id\": 1, \"delay\": 3e12, \"output_length\": 1, \"hash_ids\": [1]}\n{\"session_id\": 1, \"delay\": 3e12, \"output_length\": 1, \"hash_ids\": [1]}")},
 		{0, 0, 0, 0, 1, 10, 5, 1, 256, 16, 1, 1, 10, 64, 4, []byte("\xEF\xBB\xBF{\"timestamp\": 0, \"output_length\": 1, \"hash_ids\": [1]}")},
 		{0, 0, 4, 0, 1e-300, 10, 5, 1, 256, 16, 1, 1, 10, 64, 4, tr}, // trace arrivals sped up by 1/1e-300
+		{0, 4, 12, 0, 1, 10, 5, 1, 256, 16, 1, 1, 10, 64, 1, tr},     // async scheduling, trace arrivals, roofline
+		{1, 0, 9, 3, 1, 10, 5, 0.2, 256, 16, 2, 1, 10, 64, 4, nil},   // async, ramped closed loop, SGLang
 	} {
 		f.Add(s.backend, s.timingKind, s.load, s.nextn, s.speedup, s.prefill, s.decode, s.rate, s.blocks, s.blockSize, s.replicas, s.tensor, s.stop, s.in, s.out, s.trace)
 	}
@@ -107,7 +109,7 @@ func FuzzPredict(f *testing.F) {
 		}
 		loads := []string{
 			"{type: concurrency, concurrency: 4}",
-			fmt.Sprintf("{type: concurrency, concurrency: %d}", max(1, int(nextn))),
+			fmt.Sprintf("{type: concurrency, concurrency: %d, ramp_up_seconds: %s}", max(1, int(nextn)), fuzzFloat(rate)),
 			fmt.Sprintf("{type: poisson, requests_per_second: %s, seed: 3}", fuzzFloat(rate)),
 			fmt.Sprintf("{type: constant_rate, requests_per_second: %s}", fuzzFloat(rate)),
 			fmt.Sprintf("{type: trace_timestamps, speedup: %s}", fuzzFloat(speedup)),
@@ -134,9 +136,10 @@ engine:
   workers:
     aggregated:
       parallelism: {replicas: %d, tensor: %d}
+      scheduler: {async_scheduling: %t}
       kv_cache: {block_size: %d, capacity: %s}
       timing: %s
-`, source, loads[int(load)%len(loads)], stop, backends[int(backend)%len(backends)], spec, replicas, tensor, blockSize, capacity, timings[int(timingKind)%len(timings)])
+`, source, loads[int(load)%len(loads)], stop, backends[int(backend)%len(backends)], spec, replicas, tensor, load&8 != 0, blockSize, capacity, timings[int(timingKind)%len(timings)])
 		files := map[string][]byte{"t.jsonl": trace, "p.npz": profile}
 		inputs := Inputs{Config: []byte(cfg), ConfigName: "f.yaml", CapturePerRequest: true,
 			Limits: Limits{MaxPasses: 20000, MaxRequests: 50},
