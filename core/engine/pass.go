@@ -84,19 +84,23 @@ func (c *Core) Step(now timing.Time) *Pass {
 
 	// Emission first: a speculative reservation may preempt a request
 	// scheduled in this pass and so change the prefill batch.
-	decode := c.emit()
-	var prefill timing.Time
-	if !c.cfg.Decode { // a decode worker's prompts arrive computed: recompute is free
-		prefill = c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
-	}
+	n, kv := c.emit()
 	p.Signals = append(p.Signals, c.tokens...)
 	p.Signals = append(p.Signals, c.rejected...)
-	pass := prefill + decode
-	if mx, ok := c.cfg.Model.(timing.Mixed); ok && prefill > 0 && decode > 0 {
+	// A decode worker's prompts arrive computed: recompute is free.
+	prefills := !c.cfg.Decode && c.batchCount > 0
+	var pass timing.Time
+	if mx, ok := c.cfg.Model.(timing.Mixed); ok && prefills && c.isl() > c.prefix() && n > 0 {
 		// One forward over the prefill chunks and the decode tokens (vLLM
 		// V1 and TRT-LLM batch them together): the weights stream once.
-		n, kv := p.FPM.DecodeRequests, p.FPM.DecodeKVTokens
 		pass = c.cfg.Scale.Mixed(mx, c.batchCount, c.isl(), c.prefix(), n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
+	} else {
+		if prefills {
+			pass = c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
+		}
+		if n > 0 {
+			pass += c.cfg.Scale.Decode(c.cfg.Model, n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
+		}
 	}
 	p.End = now + min(pass, timing.Horizon) // saturated: the replay stops at the horizon
 	if c.events != nil {
@@ -317,9 +321,10 @@ func (c *Core) admissionTRT(s *seq) (decision, cost) {
 	return admit, cs
 }
 
-// emit samples tokens for every ready request and prices the decode step
-// (spec §2.6; with speculation §2.7).
-func (c *Core) emit() timing.Time {
+// emit samples tokens for every ready request (spec §2.6; with speculation
+// §2.7) and returns the decode step's batch and KV tokens, which Step
+// prices with the prefill.
+func (c *Core) emit() (batch, kvTokens int) {
 	p := &c.pass
 	keep := c.running[:0]
 	for _, s := range c.running {
@@ -341,7 +346,7 @@ func (c *Core) emit() timing.Time {
 	}
 	n := len(c.ready)
 	if n == 0 {
-		return 0
+		return 0, 0
 	}
 	total := 0
 	for _, s := range c.ready {
@@ -363,11 +368,10 @@ func (c *Core) emit() timing.Time {
 			c.finish(s)
 		}
 		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
-		return 0
+		return 0, 0
 	}
 	p.FPM.DecodeRequests = n
 	p.FPM.DecodeKVTokens = total
-	d := c.cfg.Scale.Decode(c.cfg.Model, n, total, total/n, c.cfg.NumBlocks*c.cfg.BlockSize)
 	anyDone := false
 	for _, s := range c.ready {
 		b := 1
@@ -410,7 +414,7 @@ func (c *Core) emit() timing.Time {
 	if anyDone {
 		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
 	}
-	return d
+	return n, total
 }
 
 // burstLimit is the most tokens s may emit in one forward: what it may still
