@@ -7,5 +7,5 @@ package timing
 // the public fixed-concurrency points replayed through the simulator.
 var validated = map[string]FamilyValidation{
 	"Blackwell": {Points: 265, TTFTPct: 56.8, TPOTPct: 7.9},
-	"Hopper":    {Points: 778, TTFTPct: 69.2, TPOTPct: 11.6, OpenLoopRuns: 12, OpenLoopTTFT: 6.1, OpenLoopITL: 6.0},
+	"Hopper":    {Points: 778, TTFTPct: 69.2, TPOTPct: 11.6, OpenLoopRuns: 12, OpenLoopTTFT: 6, OpenLoopITL: 6},
 }

@@ -108,6 +108,9 @@ func BLISRuns() ([]BLISRun, error) {
 	return f.Experiments, nil
 }
 
+// blisDrainMs is the gap between stages (Trace).
+const blisDrainMs = 60_000
+
 // blisBlock is vLLM's default KV block size, the runs' granularity of
 // prefix reuse (total_kv_blocks counts 16-token blocks).
 const blisBlock = 16
@@ -120,9 +123,12 @@ const blisBlock = 16
 // multi-turn history was lost to a bug fixed after these runs (inference-
 // perf 4621df7), so a user re-sends the same prompt. A stage of rate r
 // and duration d sends exactly r·d requests at exponential gaps rescaled
-// to fill d; the next stage starts after a drain of about one request
-// lifetime plus inference-perf's 2 s.
-func (r BLISRun) Trace(drainMs float64) []byte {
+// to fill d; the next stage starts once the previous one has drained
+// (inference-perf waits for its last request, then 2 s): blisDrainMs
+// stands for that wait, longer than any of these runs' requests take, so
+// no stage overlaps the next (the means are per request, idle time does
+// not change them).
+func (r BLISRun) Trace() []byte {
 	sp := r.Workload.InferencePerf.SharedPrefix
 	users := sp.Groups * sp.Users
 	in := sp.System + sp.Question
@@ -159,7 +165,7 @@ func (r BLISRun) Trace(drainMs float64) []byte {
 			b.WriteString("]}\n")
 			t += 1000 * st.Duration * gaps[i] / sum
 		}
-		start += 1000*st.Duration + drainMs + 2000
+		start += 1000*st.Duration + blisDrainMs
 	}
 	return b.Bytes()
 }
@@ -211,11 +217,7 @@ func RunBLIS(r BLISRun) BLISResult {
 		res.Err = err
 		return res
 	}
-	drain := 0.0
-	if res.Measured != nil {
-		drain = res.Measured.E2E
-	}
-	rep, err := sim.Predict(sim.Inputs{Config: []byte(cfg), ConfigName: r.ID + ".yaml", Trace: r.Trace(drain), TraceName: r.ID + ".jsonl"}, nil)
+	rep, err := sim.Predict(sim.Inputs{Config: []byte(cfg), ConfigName: r.ID + ".yaml", Trace: r.Trace(), TraceName: r.ID + ".jsonl"}, nil)
 	if err != nil {
 		res.Err = err
 		return res

@@ -15,8 +15,6 @@ import (
 // versions) are not.
 func Fit(p Point) bool { return p.Model == "llama-3.1-70b" }
 
-func family(gpu string) string { return timing.Family(gpu) }
-
 // stats are the absolute relative errors of a set of results.
 type stats struct {
 	n                          int
@@ -63,20 +61,12 @@ func signed(x float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*x)
 }
 
-// Summary is the headline: median absolute errors on the held-out points.
+// Summary is the headline: the held-out median TPOT error and, per GPU
+// family, what the page's badge states (timing/validated.go).
 type Summary struct {
-	Points                 int
-	HeldOut                int
-	HeldOutTTFT, HeldOutTP float64 // median |error|
-	Families               map[string]FamilyError
-}
-
-// FamilyError is the validation error a page badge states for a GPU family.
-type FamilyError struct {
-	Points                    int
-	TTFT, TPOT                float64
-	OpenLoopRuns              int // BLIS's held-out runs (Hopper only)
-	OpenLoopTTFT, OpenLoopITL float64
+	Points    int
+	HeldOutTP float64 // median |error| of mean TPOT on the held-out points
+	Families  map[string]timing.FamilyValidation
 }
 
 // Summarize computes the headline numbers of results.
@@ -87,16 +77,19 @@ func Summarize(rs []Result) Summary {
 		if !Fit(r.Point) {
 			held = append(held, r)
 		}
-		fams[family(r.GPU)] = append(fams[family(r.GPU)], r)
+		f := timing.Family(r.GPU)
+		fams[f] = append(fams[f], r)
 	}
-	h := summarize(held)
-	s := Summary{Points: len(rs), HeldOut: h.n, HeldOutTTFT: h.ttftMed, HeldOutTP: h.tpotMed, Families: map[string]FamilyError{}}
+	s := Summary{Points: len(rs), HeldOutTP: summarize(held).tpotMed, Families: map[string]timing.FamilyValidation{}}
 	for f, rs := range fams {
 		st := summarize(rs)
-		s.Families[f] = FamilyError{Points: st.n, TTFT: st.ttftMed, TPOT: st.tpotMed}
+		s.Families[f] = timing.FamilyValidation{Points: st.n, TTFTPct: round1(100 * st.ttftMed), TPOTPct: round1(100 * st.tpotMed)}
 	}
 	return s
 }
+
+// round1 rounds a percentage to the one decimal the badge shows.
+func round1(x float64) float64 { return math.Round(10*x) / 10 }
 
 // Markdown renders docs/validation.md from the AIConfigurator results and
 // the BLIS runs.
@@ -127,7 +120,7 @@ func Markdown(rs []Result, blis []BLISResult) string {
 		fams := map[string][]Result{}
 		var names []string
 		for _, r := range set.rs {
-			f := family(r.GPU)
+			f := timing.Family(r.GPU)
 			if fams[f] == nil {
 				names = append(names, f)
 			}

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 )
 
 //go:embed testdata/aic_silicon_dense.csv
@@ -36,8 +35,6 @@ type Point struct {
 	Concurrency int
 	TTFTMs      float64 // measured mean TTFT
 	TPOTMs      float64 // measured mean TPOT
-	Measured    string  // date of measurement when the row gives one
-	Source      string  // the row's source file name (its data set)
 }
 
 // Group is the key docs/validation.md aggregates by.
@@ -70,7 +67,7 @@ func parseAIC(name string, data []byte) ([]Point, error) {
 	for i, h := range head {
 		col[h] = i
 	}
-	for _, k := range []string{"id", "silicon_data_source", "backend", "backend_version", "model_path", "system", "precision", "gemm_quant_mode", "isl", "osl", "batch_size", "tp_size", "silicon_ttft_ms", "silicon_tpot_ms"} {
+	for _, k := range []string{"id", "backend", "backend_version", "model_path", "system", "precision", "gemm_quant_mode", "isl", "osl", "batch_size", "tp_size", "silicon_ttft_ms", "silicon_tpot_ms"} {
 		if _, ok := col[k]; !ok {
 			return nil, fmt.Errorf("%s: no column %q", name, k)
 		}
@@ -117,15 +114,6 @@ func parseAIC(name string, data []byte) ([]Point, error) {
 		}{{"silicon_ttft_ms", &p.TTFTMs}, {"silicon_tpot_ms", &p.TPOTMs}} {
 			if *f.v, err = strconv.ParseFloat(get(f.k), 64); err != nil || !(*f.v > 0) {
 				return nil, fmt.Errorf("%s:%d: %s: want a time > 0, got %q", name, line, f.k, get(f.k))
-			}
-		}
-		for _, kv := range strings.Split(get("silicon_data_source"), ";") {
-			k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
-			switch k {
-			case "measured":
-				p.Measured = v[:min(len(v), 10)]
-			case "source_file":
-				p.Source = v[strings.LastIndexByte(v, '/')+1:]
 			}
 		}
 		out = append(out, p)
