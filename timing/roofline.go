@@ -184,7 +184,7 @@ func (r *Roofline) EstimateBlocks(memoryFraction float64, blockSize int, extraRe
 // touchedExperts is the expected fraction of a layer's routed experts that
 // tokens top-k routed tokens touch, assuming uniform routing.
 func (r *Roofline) touchedExperts(tokens float64) float64 {
-	m := r.Model
+	m := &r.Model
 	if !m.IsMoE() || tokens <= 0 {
 		return 0
 	}
@@ -244,7 +244,7 @@ func (r *Roofline) gemmMs(tokens, outTokens float64) float64 {
 		ms += k.count * r.curves.GEMMMs(tokens, k.n, k.k, r.weightBytes, r.GPU)
 	}
 	ms += r.curves.GEMMMs(outTokens, r.lmHead.n, r.lmHead.k, 2, r.GPU)
-	if m := r.Model; m.IsMoE() {
+	if m := &r.Model; m.IsMoE() {
 		// Routed experts: a grouped GEMM per projection reads the experts
 		// the batch touches and computes every token's top-k of them.
 		moeTokens := tokens * float64(r.Par.AttentionData)
@@ -260,7 +260,7 @@ func (r *Roofline) gemmMs(tokens, outTokens float64) float64 {
 // attention prices attention over kvTokens cached tokens read, pairs
 // (query, key) pairs computed and batch sequences of seq tokens each.
 func (r *Roofline) attention(kvTokens, pairs, batch, seq float64, decode bool) float64 {
-	m := r.Model
+	m := &r.Model
 	heads := float64((m.Heads + r.Par.Tensor - 1) / r.Par.Tensor)
 	layers := float64(m.Layers)
 	var qk, v float64
@@ -289,7 +289,7 @@ func (r *Roofline) attention(kvTokens, pairs, batch, seq float64, decode bool) f
 // a pass over tokens tokens of this rank (batch sequences); graph: the
 // pass runs as a captured CUDA graph (decode), not eagerly.
 func (r *Roofline) overheads(tokens, batch float64, graph bool) float64 {
-	m := r.Model
+	m := &r.Model
 	layers := float64(m.Layers)
 	// Elementwise traffic the GEMM curves do not include: two norms and
 	// two residual adds (read + write of the hidden state each), rotary,

@@ -358,6 +358,7 @@ func (s *seq) knownBlocks(bs int) int { return (s.length + bs - 1) / bs }
 // Core is the vLLM-shaped scheduler of one data-parallel rank.
 type Core struct {
 	cfg         Config
+	mixed       timing.Mixed // cfg.Model, when it prices mixed passes as one forward
 	kv          *kv.Manager
 	events      *kv.EventLog
 	rng         *rand.PCG
@@ -403,6 +404,7 @@ func New(cfg Config) (*Core, error) {
 		cfg: cfg,
 		rng: rand.NewPCG(cfg.Seed, 0x6f7574707574), // "output"
 	}
+	c.mixed, _ = cfg.Model.(timing.Mixed)
 	var err error
 	if c.spec, err = newSampler(cfg.Spec, cfg.Seed); err != nil {
 		return nil, err

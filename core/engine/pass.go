@@ -90,10 +90,10 @@ func (c *Core) Step(now timing.Time) *Pass {
 	// A decode worker's prompts arrive computed: recompute is free.
 	prefills := !c.cfg.Decode && c.batchCount > 0
 	var pass timing.Time
-	if mx, ok := c.cfg.Model.(timing.Mixed); ok && prefills && c.isl() > c.prefix() && n > 0 {
+	if c.mixed != nil && prefills && c.isl() > c.prefix() && n > 0 {
 		// One forward over the prefill chunks and the decode tokens (vLLM
 		// V1 and TRT-LLM batch them together): the weights stream once.
-		pass = c.cfg.Scale.Mixed(mx, c.batchCount, c.isl(), c.prefix(), n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
+		pass = c.cfg.Scale.Mixed(c.mixed, c.batchCount, c.isl(), c.prefix(), n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
 	} else {
 		if prefills {
 			pass = c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
