@@ -82,7 +82,8 @@ func (h *Handoff) DelayMs(tokens int) float64 {
 // Admission records a request taken from the waiting queue in a pass.
 type Admission struct {
 	ID     uint64
-	Reused int // prompt tokens reused from the prefix cache
+	Reused int  // prompt tokens reused from the prefix cache
+	Again  bool // a re-admission after a preemption or retraction (not a next prefill chunk)
 }
 
 // FPM is the forward-pass metrics snapshot of one pass (spec §1.6).
@@ -146,6 +147,21 @@ type Pass struct {
 	// Busy reports whether the pass scheduled or emitted anything; a core
 	// with requests whose passes are not busy is stuck.
 	Busy bool
+	// Watched is what the pass did for Config.Watch's request.
+	Watched Watched
+}
+
+// Watched is what one pass did for the one request a run watches
+// (Config.Watch), the request-life capture. Only that request is looked
+// at, so a run that watches nothing pays one comparison per scheduled
+// request.
+type Watched struct {
+	In            bool // it was computed in the pass
+	Preempted     bool // it was preempted (vLLM) or retracted (SGLang) in the pass
+	PrefillTokens int  // tokens it computed as a prefill chunk (prompt, or recompute)
+	DecodeTokens  int  // tokens it computed as decode steps
+	Batch         int  // requests the pass computed for: prefill chunks plus decodes
+	Rank          int  // the data-parallel rank that ran it
 }
 
 // Policy selects the engine: the vLLM-shaped core with vLLM's or
@@ -202,6 +218,8 @@ type Config struct {
 	// KV (Reserve, Activate) and recomputing one after a preemption is
 	// free (spec §7.3).
 	Decode bool
+	// Watch is the request whose passes Pass.Watched describes (0: none).
+	Watch uint64
 }
 
 // FieldError is a failed check of one engine setting. Field is the

@@ -76,12 +76,19 @@ func (c *Core) Step(now timing.Time) *Pass {
 		if c.schedule(s, true, cs) != scheduled {
 			break
 		}
-		p.Admissions = append(p.Admissions, Admission{ID: s.id, Reused: s.admitCached})
+		p.Admissions = append(p.Admissions, Admission{ID: s.id, Reused: s.admitCached, Again: s.preemptions > 0})
 		if s.passTokens == 0 && c.budget == 0 {
 			break
 		}
 	}
 
+	if p.Watched.In {
+		for _, s := range c.running {
+			if s.pass == c.passID {
+				p.Watched.Batch++
+			}
+		}
+	}
 	// Emission first: a speculative reservation may preempt a request
 	// scheduled in this pass and so change the prefill batch.
 	n, kv := c.emit()
@@ -174,6 +181,9 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 	c.kv.Finalize(&s.lease, before, after, s.hashes, s.locals)
 	promptTokens := min(after, s.promptLen) - promptBefore
 	s.pass, s.passTokens, s.passPrompt, s.passPre = c.passID, desired, promptTokens, promptBefore
+	if s.id == c.cfg.Watch {
+		c.pass.Watched = Watched{In: true, PrefillTokens: promptTokens, DecodeTokens: desired - promptTokens, Rank: c.cfg.DPRank}
+	}
 	if promptTokens > 0 {
 		c.batchCount++
 		c.batchISL += promptBefore + promptTokens
@@ -226,6 +236,9 @@ func (c *Core) preempt() *seq {
 			c.pass.FPM.PrefillKVTokens -= v.passPre
 		}
 		v.pass = 0
+	}
+	if v.id == c.cfg.Watch {
+		c.pass.Watched = Watched{Preempted: true, Rank: c.cfg.DPRank}
 	}
 	c.kv.Release(&v.lease)
 	v.status = preempted

@@ -364,6 +364,9 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 		}
 	}
 	f.WallTimeSecs = (p.End - now).Ms() / 1000
+	if c.cfg.Watch != 0 {
+		c.watch(p)
+	}
 	c.counters.add(p.Counters)
 	p.Metrics = c.Metrics()
 	p.Busy = p.Busy || len(p.Signals) > 0 || len(c.batch) > 0 || len(c.retracted) > 0 || decode > 0 || len(p.Reserved) > 0
@@ -437,7 +440,7 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 			// An empty prompt: nothing to prefill, it decodes at once.
 			c.waiting.popFront()
 			r.fresh, r.passPrefix = false, 0
-			p.Admissions = append(p.Admissions, Admission{ID: r.id})
+			p.Admissions = append(p.Admissions, Admission{ID: r.id, Again: r.retracted})
 			c.batch = append(c.batch, r)
 			continue
 		}
@@ -478,7 +481,7 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 		r.materialized = max(end, prefix)
 		computed := r.materialized - prefix
 		c.publish(r, prefix/c.page, r.materialized/c.page)
-		p.Admissions = append(p.Admissions, Admission{ID: r.id, Reused: prefix})
+		p.Admissions = append(p.Admissions, Admission{ID: r.id, Reused: prefix, Again: r.retracted})
 		if r.fresh {
 			r.cachedPrefix, r.fresh = prefix, false
 		}
@@ -807,4 +810,36 @@ func (c *SGLangCore) evict(pages int) {
 	freed := c.tree.Evict(pages, c.scratch[:0])
 	c.pool.Free(freed...)
 	c.scratch = freed[:0]
+}
+
+// watch fills p.Watched for the watched request: its prefill chunk, its
+// decode tokens (the signals it got) and a retraction. Only runs that
+// watch a request pay for the scan.
+func (c *SGLangCore) watch(p *Pass) {
+	w := Watched{Rank: c.cfg.DPRank}
+	for _, r := range c.batch {
+		if r.id == c.cfg.Watch {
+			w.In, w.PrefillTokens = true, r.materialized-r.passPrefix
+		}
+	}
+	for _, s := range p.Signals {
+		if s.ID == c.cfg.Watch && s.HasToken {
+			w.In = true
+			w.DecodeTokens++
+		}
+	}
+	for _, r := range c.retracted {
+		w.Preempted = w.Preempted || r.id == c.cfg.Watch
+	}
+	if w.In {
+		// The decodes, and the chunks still short of their prompt (a
+		// prompt that completed decodes in the same pass).
+		w.Batch = p.FPM.DecodeRequests
+		for _, r := range c.batch {
+			if r.materialized < r.length {
+				w.Batch++
+			}
+		}
+	}
+	p.Watched = w
 }

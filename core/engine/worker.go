@@ -64,6 +64,9 @@ func (w *Worker) Step(now timing.Time) *Pass {
 		m.Events = append(m.Events, p.Events...)
 		m.Reserved = append(m.Reserved, p.Reserved...)
 		m.Busy = m.Busy || p.Busy
+		if p.Watched.In || p.Watched.Preempted {
+			m.Watched = p.Watched
+		}
 		m.Counters.add(p.Counters)
 	}
 	m.Metrics = w.Metrics()

@@ -185,7 +185,7 @@ func (l *Loop) decodeWorker(id uint64) (int, int, error) {
 		return 0, 0, fmt.Errorf("replay: request %d: the decode pool's router held it (a decode router must not queue)", id)
 	}
 	w := pool.first + pl.Worker
-	l.col.Decode(id, w, pl.Rank)
+	l.col.Decode(id, w, pl.Rank, l.now)
 	x := &l.xs[id-1]
 	x.dw, x.dr = int32(w), int32(pl.Rank)
 	return w, pl.Rank, nil
@@ -264,6 +264,9 @@ func (l *Loop) prefillSignal(st *wstate, s engine.Signal) error {
 	pool.Router.Finished(s.ID, l.now)
 	x := &l.xs[s.ID-1]
 	x.finished = true
+	if !s.Rejected {
+		l.col.PrefillDone(s.ID, l.now)
+	}
 	switch {
 	case s.Rejected && l.xfer.Direct:
 		l.terminal(s.ID, s.Reason.String())

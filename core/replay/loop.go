@@ -37,6 +37,7 @@ type Options struct {
 	Seed        uint64      // arrival stream (Poisson gaps)
 	Progress    func(simMs float64, done, total int) bool
 	Capture     bool
+	Watch       uint64 // a request whose timeline the report records (0: none); engines get it in engine.Config.Watch
 	SLA         report.SLA
 
 	// MaxPromptTokens and MaxOutputTokens cap the work of a run: the prompt
@@ -196,6 +197,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 		}
 	}
 	l.col = report.NewCollector(l.total, len(l.ws), opt.Capture)
+	l.col.Watch(opt.Watch)
 	l.col.Frontend = opt.Frontend
 	l.reqs = make([]reqInfo, 0, l.total)
 	if l.xfer != nil {
@@ -297,7 +299,32 @@ func (l *Loop) Report() (*report.Report, error) {
 	if l.xfer != nil {
 		info.Transfer = l.xfer.info()
 	}
-	return report.Build(l.col, info), nil
+	rep := report.Build(l.col, info)
+	var err error
+	if rep.Timeline, err = l.col.Timeline(info.Pools); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// watched records worker i's pass p in the watched request's timeline:
+// what it computed for the request, or its preemption.
+func (l *Loop) watched(i int, p *engine.Pass) {
+	w, id := p.Watched, l.col.Watching()
+	if w.Preempted {
+		l.col.WatchedPass(report.TimelineEvent{At: p.Start, Event: "preempted", Worker: &i, DPRank: &w.Rank})
+	}
+	if !w.In {
+		return
+	}
+	tokens := 0
+	for _, s := range p.Signals {
+		if s.ID == id && s.HasToken {
+			tokens++
+		}
+	}
+	l.col.WatchedPass(report.TimelineEvent{At: p.Start, End: p.End, Worker: &i, DPRank: &w.Rank,
+		BatchRequests: w.Batch, PrefillTokens: w.PrefillTokens, DecodeTokens: w.DecodeTokens, Tokens: tokens})
 }
 
 // settle applies everything due at l.now until nothing changes, in the
@@ -423,7 +450,10 @@ func (l *Loop) apply(i int) error {
 			l.col.DecodeReuse(a.ID, a.Reused)
 			continue
 		}
-		l.col.Admit(a.ID, p.Start, a.Reused)
+		l.col.Admit(a.ID, p.Start, a.Reused, a.Again)
+	}
+	if w := p.Watched; w.In || w.Preempted {
+		l.watched(i, p)
 	}
 	for _, s := range p.Signals {
 		if role == prefillPool {
@@ -433,7 +463,7 @@ func (l *Loop) apply(i int) error {
 			continue
 		}
 		if s.HasToken {
-			if l.col.Token(s.ID, p.End) == 1 {
+			if l.col.Token(s.ID, p.Start, p.End) == 1 {
 				pool.Router.PrefillDone(s.ID, l.now)
 			}
 			st.stats.OutputTokens++

@@ -33,6 +33,10 @@ type record struct {
 	admitted                  bool
 	gaps                      []timing.Time // ITL gaps until the request ends
 	x                         xfer          // disaggregated serving (disagg.go)
+	// For the TTFT breakdown (breakdown.go): the start of the pass of the
+	// last admission before the first token, of the first token's pass,
+	// and (disaggregated) the end of the prefill.
+	lastAdmit, firstPass, prefillEnd timing.Time
 }
 
 // Collector records the lifecycle of every request of a replay (spec §8.8).
@@ -52,6 +56,8 @@ type Collector struct {
 	// Frontend is the latency between a request's arrival and its
 	// reaching the router (Options.Frontend): not router queueing.
 	Frontend timing.Time
+	watch    uint64 // the request whose life the timeline records (0: none)
+	timeline []TimelineEvent
 }
 
 // NewCollector returns a collector for up to n requests over workers
@@ -74,6 +80,9 @@ func (c *Collector) Arrive(id uint64, t timing.Time, input, requested int) {
 		panic("report: request ids must be dense and in arrival order")
 	}
 	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1, overlap: -1, x: noXfer})
+	if id == c.watch {
+		c.event(TimelineEvent{At: t, Event: "arrival", InputLength: input, OutputLength: requested})
+	}
 }
 
 // Route records where and when request id was placed, and the prompt
@@ -82,24 +91,43 @@ func (c *Collector) Route(id uint64, worker, rank int, t timing.Time, overlap in
 	r := &c.recs[id-1]
 	r.worker, r.rank = int32(worker), int32(rank)
 	r.placed, r.overlap = t, int32(overlap)
+	if id == c.watch {
+		e := TimelineEvent{At: t, Event: "routed", Worker: &worker, DPRank: &rank}
+		if overlap >= 0 {
+			e.OverlapTokens = &overlap
+		}
+		c.event(e)
+	}
 }
 
-// Admit records an admission with its prefix-cache reuse.
-func (c *Collector) Admit(id uint64, t timing.Time, reused int) {
+// Admit records an admission, at the start of its pass, with its
+// prefix-cache reuse; again marks a re-admission after a preemption (a
+// next prefill chunk is not one).
+func (c *Collector) Admit(id uint64, t timing.Time, reused int, again bool) {
 	r := &c.recs[id-1]
 	if !r.admitted {
-		r.admitted, r.firstAdmit, r.firstReused = true, t, int32(reused)
+		r.admitted, r.firstAdmit, r.firstReused, r.lastAdmit = true, t, int32(reused), t
+	}
+	if again && r.tokens == 0 {
+		r.lastAdmit = t
+	}
+	if id == c.watch && (again || r.firstAdmit == t) {
+		c.event(TimelineEvent{At: t, Event: "admitted", ReusedTokens: &reused})
 	}
 	r.reused = max(r.reused, int32(reused))
 	c.Series.admit(t, r.input, reused)
 }
 
-// Token records one emitted token and returns how many the request has.
-func (c *Collector) Token(id uint64, t timing.Time) int {
+// Token records one token emitted at t by a pass that started at start,
+// and returns how many the request has.
+func (c *Collector) Token(id uint64, start, t timing.Time) int {
 	r := &c.recs[id-1]
 	switch r.tokens {
 	case 0:
-		r.first = t
+		r.first, r.firstPass = t, start
+		if id == c.watch {
+			c.event(TimelineEvent{At: t, Event: "first_token"})
+		}
 		if n := len(c.spare); n > 0 {
 			// Reuse a finished request's buffer: no garbage per request.
 			r.gaps, c.spare = c.spare[n-1][:0], c.spare[:n-1]
@@ -122,6 +150,13 @@ func (c *Collector) Terminal(id uint64, t timing.Time, rejected string) {
 	r := &c.recs[id-1]
 	r.term = t
 	c.done++
+	if id == c.watch {
+		e := TimelineEvent{At: t, Event: "completed", OutputLength: int(r.tokens)}
+		if rejected != "" {
+			e = TimelineEvent{At: t, Event: "rejected", Reason: rejected}
+		}
+		c.event(e)
+	}
 	if r.gaps != nil {
 		defer func() { c.spare, r.gaps = append(c.spare, r.gaps), nil }()
 	}

@@ -23,13 +23,16 @@ type xfer struct {
 
 var noXfer = xfer{pworker: -1, prank: -1, decodeReused: -1, tokens: -1}
 
-// Decode records request id's decode placement: its prefill placement
+// Decode records request id's decode placement at t: its prefill placement
 // (Route) becomes the prefill worker, and worker, rank the one whose tokens
 // the request streams.
-func (c *Collector) Decode(id uint64, worker, rank int) {
+func (c *Collector) Decode(id uint64, worker, rank int, t timing.Time) {
 	r := &c.recs[id-1]
 	r.x.pworker, r.x.prank = r.worker, r.rank
 	r.worker, r.rank = int32(worker), int32(rank)
+	if id == c.watch {
+		c.event(TimelineEvent{At: t, Event: "routed", Worker: &worker, DPRank: &rank})
+	}
 }
 
 // DecodeReuse records the prompt tokens the decode side already had
@@ -44,6 +47,18 @@ func (c *Collector) DecodeReuse(id uint64, tokens int) {
 func (c *Collector) Transfer(id uint64, start, end timing.Time, tokens int, bytes float64) {
 	r := &c.recs[id-1]
 	r.x.start, r.x.end, r.x.tokens, r.x.bytes = start, end, int32(tokens), bytes
+	if id == c.watch {
+		c.event(TimelineEvent{At: start, End: end, Event: "kv_transfer", Tokens: tokens, Bytes: bytes})
+	}
+}
+
+// PrefillDone records the end of request id's prefill on the prefill
+// pool (its hidden copy's terminal pass).
+func (c *Collector) PrefillDone(id uint64, t timing.Time) {
+	c.recs[id-1].prefillEnd = t
+	if id == c.watch {
+		c.event(TimelineEvent{At: t, Event: "prefill_done"})
+	}
 }
 
 // record fills the disaggregated fields of a request record.

@@ -18,18 +18,20 @@ import (
 
 // Report is the result of one prediction.
 type Report struct {
-	Summary       Summary        `json:"summary"`
-	SLA           *SLAInfo       `json:"sla,omitempty"` // the bounds goodput used
-	Deployment    *Deployment    `json:"deployment,omitempty"`
-	Warnings      []string       `json:"warnings,omitempty"` // the run is valid but may mislead (a pool that cannot fit its GPU)
-	Outcomes      Outcomes       `json:"outcomes"`
-	Pools         []PoolStats    `json:"pools"`
-	Workers       []WorkerStats  `json:"workers"`
-	KVTransfer    *TransferStats `json:"kv_transfer,omitempty"` // disaggregated runs
-	Engine        EngineStats    `json:"engine"`
-	Distributions Distributions  `json:"distributions"`
-	TimeSeries    TimeSeries     `json:"timeseries"`
-	Coverage      Coverage       `json:"coverage"`
+	Summary       Summary           `json:"summary"`
+	SLA           *SLAInfo          `json:"sla,omitempty"` // the bounds goodput used
+	Deployment    *Deployment       `json:"deployment,omitempty"`
+	Warnings      []string          `json:"warnings,omitempty"` // the run is valid but may mislead (a pool that cannot fit its GPU)
+	Outcomes      Outcomes          `json:"outcomes"`
+	Pools         []PoolStats       `json:"pools"`
+	Workers       []WorkerStats     `json:"workers"`
+	KVTransfer    *TransferStats    `json:"kv_transfer,omitempty"` // disaggregated runs
+	Engine        EngineStats       `json:"engine"`
+	Distributions Distributions     `json:"distributions"`
+	TTFTBreakdown *BreakdownSection `json:"ttft_breakdown,omitempty"`   // absent when no request got a token
+	Timeline      *Timeline         `json:"request_timeline,omitempty"` // the watched request (Inputs.Watch)
+	TimeSeries    TimeSeries        `json:"timeseries"`
+	Coverage      Coverage          `json:"coverage"`
 
 	requests []RequestRecord
 }
@@ -139,26 +141,27 @@ type Coverage struct {
 // exist for the request (no first token, no second token, never admitted,
 // never placed, no terminal outcome) is null, never 0.
 type RequestRecord struct {
-	UUID                  uint64   `json:"uuid"`
-	ArrivalTimeMs         float64  `json:"arrival_time_ms"`
-	FirstAdmitMs          *float64 `json:"first_admit_ms"`
-	FirstTokenMs          *float64 `json:"first_token_ms"`
-	LastTokenMs           *float64 `json:"last_token_ms"`
-	TerminalTimeMs        *float64 `json:"terminal_time_ms"`
-	TTFTMs                *float64 `json:"ttft_ms"`
-	TTSTMs                *float64 `json:"ttst_ms"`
-	ITLMs                 *float64 `json:"itl_ms"`
-	E2ELatencyMs          *float64 `json:"e2e_latency_ms"`
-	InputLength           int      `json:"input_length"`
-	RequestedOutputLength int      `json:"requested_output_length"`
-	OutputLength          int      `json:"output_length"`
-	ReusedInputTokens     int      `json:"reused_input_tokens"`
-	Worker                *int     `json:"worker"`
-	DPRank                *int     `json:"dp_rank"`
-	TerminalStatus        string   `json:"terminal_status"`
-	RejectionReason       *string  `json:"rejection_reason"`
-	RouterOverlapTokens   *int     `json:"router_overlap_tokens"` // the router's estimate at placement; null if it makes none
-	RouterQueueMs         *float64 `json:"router_queue_ms"`       // held by the router before placement
+	UUID                  uint64     `json:"uuid"`
+	ArrivalTimeMs         float64    `json:"arrival_time_ms"`
+	FirstAdmitMs          *float64   `json:"first_admit_ms"`
+	FirstTokenMs          *float64   `json:"first_token_ms"`
+	LastTokenMs           *float64   `json:"last_token_ms"`
+	TerminalTimeMs        *float64   `json:"terminal_time_ms"`
+	TTFTMs                *float64   `json:"ttft_ms"`
+	TTSTMs                *float64   `json:"ttst_ms"`
+	ITLMs                 *float64   `json:"itl_ms"`
+	E2ELatencyMs          *float64   `json:"e2e_latency_ms"`
+	InputLength           int        `json:"input_length"`
+	RequestedOutputLength int        `json:"requested_output_length"`
+	OutputLength          int        `json:"output_length"`
+	ReusedInputTokens     int        `json:"reused_input_tokens"`
+	Worker                *int       `json:"worker"`
+	DPRank                *int       `json:"dp_rank"`
+	TerminalStatus        string     `json:"terminal_status"`
+	RejectionReason       *string    `json:"rejection_reason"`
+	RouterOverlapTokens   *int       `json:"router_overlap_tokens"` // the router's estimate at placement; null if it makes none
+	RouterQueueMs         *float64   `json:"router_queue_ms"`       // held by the router before placement
+	TTFTBreakdownMs       *Breakdown `json:"ttft_breakdown_ms"`     // its TTFT cut into parts (breakdown.go); null without a first token
 
 	// Disaggregated runs only (absent otherwise): worker and dp_rank are
 	// the decode side's.
@@ -321,6 +324,7 @@ func Build(c *Collector, info RunInfo) *Report {
 		ITLMs:  c.itl.quantiles(c.itlStats.n, qs),
 		E2EMs:  sortedQuantiles(e2e, qs),
 	}
+	r.TTFTBreakdown = c.breakdownSection(info.Transfer != nil)
 	r.TimeSeries = c.Series.render()
 	return r
 }
@@ -405,6 +409,7 @@ func (c *Collector) record(q *record, id uint64) RequestRecord {
 	if q.tokens > 0 {
 		rr.FirstTokenMs, rr.LastTokenMs = ms(q.first), ms(q.last)
 		rr.TTFTMs = ms(max(q.first-q.arrival, 0))
+		rr.TTFTBreakdownMs = c.breakdown(q)
 		rr.E2ELatencyMs = ms(max(q.last-q.arrival, 0))
 	} else if q.status == Completed {
 		rr.E2ELatencyMs = ms(max(q.term-q.arrival, 0))
@@ -473,7 +478,9 @@ func (r *Report) Table() string {
 	fmt.Fprintf(&b, "Prefix cache reused ratio: %s   First-admission reused ratio: %s\n",
 		ratio4(s["prefix_cache_reused_ratio"]), ratio4(s["first_admission_prefix_cache_reused_ratio"]))
 	r.tablePools(&b)
+	r.tableBreakdown(&b)
 	fmt.Fprintf(&b, "Simulator wall time (ms): %s\n", num(s["wall_time_ms"]))
+	r.tableTimeline(&b)
 	return b.String()
 }
 

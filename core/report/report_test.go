@@ -25,9 +25,9 @@ func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Ab
 func TestH2ITLAndPerUserThroughput(t *testing.T) {
 	c := NewCollector(1, 1, false)
 	id := arrive(c, 0, 10, 4)
-	c.Admit(id, 0, 0)
+	c.Admit(id, 0, 0, false)
 	for _, x := range []float64{10, 11, 12, 110} {
-		c.Token(id, ms(x))
+		c.Token(id, ms(x), ms(x))
 	}
 	c.Terminal(id, ms(110), "")
 	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 1}}, ClockEnd: ms(110)}).Summary
@@ -60,7 +60,7 @@ func TestH2ITLAndPerUserThroughput(t *testing.T) {
 func TestH2ZeroOutputAndGPUHours(t *testing.T) {
 	c := NewCollector(1, 1, false)
 	id := arrive(c, 0, 32, 0)
-	c.Admit(id, ms(5), 8)
+	c.Admit(id, ms(5), 8, false)
 	c.Terminal(id, ms(25), "")
 	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 4}}, ClockEnd: ms(25)}).Summary
 	want := map[string]float64{
@@ -116,9 +116,9 @@ func TestH2Goodput(t *testing.T) {
 		c := NewCollector(len(tokens), 1, false)
 		for _, ts := range tokens {
 			id := arrive(c, 0, 1, len(ts))
-			c.Admit(id, 0, 0)
+			c.Admit(id, 0, 0, false)
 			for _, x := range ts {
-				c.Token(id, ms(x))
+				c.Token(id, ms(x), ms(x))
 			}
 			c.Terminal(id, ms(ts[len(ts)-1]), "")
 		}
@@ -174,9 +174,9 @@ func TestSketchAccuracy(t *testing.T) {
 func TestSummaryKeysAndTable(t *testing.T) {
 	c := NewCollector(1, 1, true)
 	id := arrive(c, 0, 10, 2)
-	c.Admit(id, 0, 0)
-	c.Token(id, ms(1))
-	c.Token(id, ms(2))
+	c.Admit(id, 0, 0, false)
+	c.Token(id, ms(1), ms(1))
+	c.Token(id, ms(2), ms(2))
 	c.Terminal(id, ms(2), "")
 	r := Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 1}}, ClockEnd: ms(2)})
 	for _, k := range []string{"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
@@ -217,7 +217,7 @@ func TestGoodputZeroOutputUsesTerminalTime(t *testing.T) {
 	}{{90, 1}, {100, 1}, {130, 0}} {
 		col := NewCollector(1, 1, false)
 		id := arrive(col, ms(10), 32, 0)
-		col.Admit(id, ms(10), 0)
+		col.Admit(id, ms(10), 0, false)
 		col.Terminal(id, ms(c.term), "")
 		s := Build(col, RunInfo{Workers: []WorkerStats{{}}, ClockEnd: ms(c.term), SLA: SLA{E2EMs: 90}}).Summary
 		if s["goodput_completed_requests"] != c.good {
@@ -231,8 +231,8 @@ func TestGoodputZeroOutputUsesTerminalTime(t *testing.T) {
 func TestRequestRecordNulls(t *testing.T) {
 	col := NewCollector(3, 2, true)
 	one := arrive(col, ms(1), 8, 1) // one token, completed
-	col.Admit(one, ms(2), 4)
-	col.Token(one, ms(5))
+	col.Admit(one, ms(2), 4, false)
+	col.Token(one, ms(3), ms(5)) // its prefill ran 2–3, the first token's pass 3–5
 	col.Terminal(one, ms(5), "")
 	rej := uint64(2) // rejected before admission, on worker 1 rank 1
 	col.Arrive(rej, ms(1), 9999, 4)
@@ -242,9 +242,9 @@ func TestRequestRecordNulls(t *testing.T) {
 	rep := Build(col, RunInfo{Workers: []WorkerStats{{}, {}}, ClockEnd: ms(6)})
 	lines := strings.Split(strings.TrimSpace(string(rep.RequestsJSONL())), "\n")
 	want := []string{
-		`{"uuid":1,"arrival_time_ms":1,"first_admit_ms":2,"first_token_ms":5,"last_token_ms":5,"terminal_time_ms":5,"ttft_ms":4,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":4,"input_length":8,"requested_output_length":1,"output_length":1,"reused_input_tokens":4,"worker":0,"dp_rank":0,"terminal_status":"completed","rejection_reason":null,"router_overlap_tokens":null,"router_queue_ms":0}`,
-		`{"uuid":2,"arrival_time_ms":1,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":3,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":9999,"requested_output_length":4,"output_length":0,"reused_input_tokens":0,"worker":1,"dp_rank":1,"terminal_status":"rejected","rejection_reason":"kv_capacity","router_overlap_tokens":512,"router_queue_ms":1}`,
-		`{"uuid":3,"arrival_time_ms":4,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":null,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":8,"requested_output_length":2,"output_length":0,"reused_input_tokens":0,"worker":null,"dp_rank":null,"terminal_status":"unfinished","rejection_reason":null,"router_overlap_tokens":null,"router_queue_ms":null}`,
+		`{"uuid":1,"arrival_time_ms":1,"first_admit_ms":2,"first_token_ms":5,"last_token_ms":5,"terminal_time_ms":5,"ttft_ms":4,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":4,"input_length":8,"requested_output_length":1,"output_length":1,"reused_input_tokens":4,"worker":0,"dp_rank":0,"terminal_status":"completed","rejection_reason":null,"router_overlap_tokens":null,"router_queue_ms":0,"ttft_breakdown_ms":{"frontend":0,"router_queue":0,"engine_queue":1,"preemption":0,"prefill":1,"first_token_pass":2}}`,
+		`{"uuid":2,"arrival_time_ms":1,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":3,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":9999,"requested_output_length":4,"output_length":0,"reused_input_tokens":0,"worker":1,"dp_rank":1,"terminal_status":"rejected","rejection_reason":"kv_capacity","router_overlap_tokens":512,"router_queue_ms":1,"ttft_breakdown_ms":null}`,
+		`{"uuid":3,"arrival_time_ms":4,"first_admit_ms":null,"first_token_ms":null,"last_token_ms":null,"terminal_time_ms":null,"ttft_ms":null,"ttst_ms":null,"itl_ms":null,"e2e_latency_ms":null,"input_length":8,"requested_output_length":2,"output_length":0,"reused_input_tokens":0,"worker":null,"dp_rank":null,"terminal_status":"unfinished","rejection_reason":null,"router_overlap_tokens":null,"router_queue_ms":null,"ttft_breakdown_ms":null}`,
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d records", len(lines))

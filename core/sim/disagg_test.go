@@ -67,6 +67,7 @@ func TestDisaggConservation(t *testing.T) {
 		"engine.workers.decode.kv_cache.capacity.blocks=40"} {
 		t.Run(set, func(t *testing.T) {
 			rep, pools := runKept(t, Inputs{Config: []byte(disaggConfig), Sets: []string{set}, Trace: trace, TraceName: "conversation_trace.jsonl", CapturePerRequest: true})
+			breakdownsAddUp(t, rep)
 			rejected := 0
 			for _, r := range rep.Requests() {
 				switch {

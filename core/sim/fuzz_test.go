@@ -1,14 +1,17 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/report"
 )
 
 // fuzzTrace is the small Mooncake trace of the seeds: two sessions sharing a
@@ -141,7 +144,7 @@ engine:
       timing: %s
 `, source, loads[int(load)%len(loads)], stop, backends[int(backend)%len(backends)], spec, replicas, tensor, load&8 != 0, blockSize, capacity, timings[int(timingKind)%len(timings)])
 		files := map[string][]byte{"t.jsonl": trace, "p.npz": profile}
-		inputs := Inputs{Config: []byte(cfg), ConfigName: "f.yaml", CapturePerRequest: true,
+		inputs := Inputs{Config: []byte(cfg), ConfigName: "f.yaml", CapturePerRequest: true, Watch: 1,
 			Limits: Limits{MaxPasses: 20000, MaxRequests: 50},
 			ReadFile: func(p string) ([]byte, error) {
 				if b, ok := files[p]; ok {
@@ -155,6 +158,10 @@ engine:
 			return
 		}
 		t.Logf("%d requests", len(rep.Requests()))
+		breakdownsAddUp(t, rep)
+		if ev := rep.Timeline.Events; ev[0].Event != "arrival" || !slices.IsSortedFunc(ev, func(a, b report.TimelineEvent) int { return cmp.Compare(a.TMs, b.TMs) }) {
+			t.Fatalf("timeline of request %d: %+v", rep.Timeline.UUID, ev)
+		}
 		for _, r := range rep.Requests() {
 			last, lastName := r.ArrivalTimeMs, "arrival_time_ms"
 			for _, c := range []struct {

@@ -42,8 +42,13 @@ type Inputs struct {
 	// Nil means the front end has no file system: such a config is an error.
 	ReadFile func(path string) ([]byte, error)
 
-	CapturePerRequest bool   // keep per-request records in the report
-	Limits            Limits // zero means unlimited
+	CapturePerRequest bool // keep per-request records in the report
+	// Watch is a request (its uuid) whose life the report's
+	// request_timeline records, pass by pass (0: none). Runs are
+	// deterministic, so a front end captures one on demand by running the
+	// same inputs again; the other sections do not change.
+	Watch  uint64
+	Limits Limits // zero means unlimited
 }
 
 // Limits protect shared services from runs that are too large.
@@ -247,6 +252,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 		MaxPasses:   p.in.Limits.MaxPasses,
 		Seed:        cfg.Traffic.Load.Seed,
 		Capture:     p.in.CapturePerRequest,
+		Watch:       p.in.Watch,
 		SLA:         report.SLA(cfg.Evaluation.SLA),
 		Transfer:    c.xfer,
 		Frontend:    c.frontend,
@@ -328,6 +334,7 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 		workers := make([]*engine.Worker, r.Parallelism.Replicas)
 		for i := range workers {
 			wc := ecfg
+			wc.Watch = p.in.Watch
 			wc.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(first+i)*1024
 			if workers[i], err = engine.NewWorker(wc, r.Parallelism.AttentionData); err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)

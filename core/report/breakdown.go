@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// The TTFT breakdown: every request's time to first token cut at the
+// boundaries the replay records, so that its parts add up to its TTFT to
+// the nanosecond (they are differences of consecutive boundaries).
+//
+//	aggregated:     arrival │frontend│ router │router_queue│ placed │engine_queue│ first admission
+//	                │preemption│ last re-admission │prefill│ first token's pass │first_token_pass│ token
+//	disaggregated:  … last re-admission │prefill│ prefill end │kv_transfer_wait│ transfer start
+//	                │kv_transfer│ transfer end │decode_queue│ decode's first pass │first_token_pass│ token
+//
+// Admissions are at the start of their pass. A preemption before the
+// first token throws away the work since the first admission, so that
+// span, and the wait to be re-admitted, is the preemption part. Prefill
+// runs from the admission that stuck to the pass that emits the first
+// token, by chunks, including any pass the request sat out between
+// chunks; on a disaggregated run it ends with the prefill worker's last
+// pass, and the decode side's queue (its router and engine, or a
+// re-admission there) is decode_queue.
+
+// Breakdown is one request's ttft_breakdown_ms. The disaggregated parts are
+// absent in aggregated runs.
+type Breakdown struct {
+	Frontend       float64  `json:"frontend"`
+	RouterQueue    float64  `json:"router_queue"`
+	EngineQueue    float64  `json:"engine_queue"`
+	Preemption     float64  `json:"preemption"`
+	Prefill        float64  `json:"prefill"`
+	KVTransferWait *float64 `json:"kv_transfer_wait,omitempty"`
+	KVTransfer     *float64 `json:"kv_transfer,omitempty"`
+	DecodeQueue    *float64 `json:"decode_queue,omitempty"`
+	FirstTokenPass float64  `json:"first_token_pass"`
+}
+
+// Values lists b's parts in order (the three transfer parts only when
+// disaggregated).
+func (b *Breakdown) Values() []float64 {
+	out := []float64{b.Frontend, b.RouterQueue, b.EngineQueue, b.Preemption, b.Prefill}
+	for _, p := range []*float64{b.KVTransferWait, b.KVTransfer, b.DecodeQueue} {
+		if p != nil {
+			out = append(out, *p)
+		}
+	}
+	return append(out, b.FirstTokenPass)
+}
+
+// BreakdownSection is the report's ttft_breakdown: each part's
+// distribution over the completed requests that got a first token (the
+// requests of mean_ttft_ms), in the order the parts happen.
+type BreakdownSection struct {
+	Requests   int             `json:"requests"`
+	MeanTTFTMs float64         `json:"mean_ttft_ms"` // the parts' means add up to it
+	Parts      []BreakdownPart `json:"parts"`
+}
+
+// BreakdownPart is one part's distribution.
+type BreakdownPart struct {
+	Part   string  `json:"part"`
+	MeanMs float64 `json:"mean_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+}
+
+// Parts are the names of the breakdown's parts, in order; disaggregated
+// runs have all of them, aggregated ones all but the three transfer parts.
+var Parts = [...]string{"frontend", "router_queue", "engine_queue", "preemption", "prefill", "kv_transfer_wait", "kv_transfer", "decode_queue", "first_token_pass"}
+
+const nParts = len(Parts)
+
+// disaggParts marks the parts only a disaggregated run has.
+var disaggParts = [nParts]bool{5: true, 6: true, 7: true}
+
+// parts cuts q's TTFT (q has a first token) at its boundaries; frontend is
+// the collector's Frontend. The parts are consecutive differences of
+// non-decreasing times, so they are ≥ 0 and sum to first − arrival.
+func (c *Collector) parts(q *record) [nParts]timing.Time {
+	b := [nParts + 1]timing.Time{q.arrival, q.arrival + c.Frontend, q.placed, q.firstAdmit, q.lastAdmit}
+	if q.x.pworker < 0 {
+		// Aggregated: no transfer; the prefill ends where the first
+		// token's pass starts.
+		b[5], b[6], b[7], b[8] = q.firstPass, q.firstPass, q.firstPass, q.firstPass
+	} else {
+		start, end := q.x.start, q.x.end
+		if q.x.tokens < 0 { // never transferred (cannot have a token; defensive)
+			start, end = q.prefillEnd, q.prefillEnd
+		}
+		b[5], b[6], b[7], b[8] = q.prefillEnd, start, end, q.firstPass
+	}
+	b[9] = q.first
+	var p [nParts]timing.Time
+	for i := range p {
+		p[i] = b[i+1] - b[i]
+	}
+	return p
+}
+
+// breakdown is q's per-request record of the parts.
+func (c *Collector) breakdown(q *record) *Breakdown {
+	p := c.parts(q)
+	b := &Breakdown{
+		Frontend: p[0].Ms(), RouterQueue: p[1].Ms(), EngineQueue: p[2].Ms(), Preemption: p[3].Ms(),
+		Prefill: p[4].Ms(), FirstTokenPass: p[8].Ms(),
+	}
+	if q.x.pworker >= 0 {
+		w, t, d := p[5].Ms(), p[6].Ms(), p[7].Ms()
+		b.KVTransferWait, b.KVTransfer, b.DecodeQueue = &w, &t, &d
+	}
+	return b
+}
+
+// breakdownSection summarises the parts over the requests of the TTFT
+// distribution (completed, with a first token).
+func (c *Collector) breakdownSection(disagg bool) *BreakdownSection {
+	var vals [nParts][]float64
+	var sums [nParts]timing.Time
+	var total timing.Time
+	n := 0
+	for i := range c.recs {
+		q := &c.recs[i]
+		if q.status != Completed || q.tokens == 0 {
+			continue
+		}
+		p := c.parts(q)
+		for k, d := range p {
+			sums[k] += d
+			vals[k] = append(vals[k], d.Ms())
+		}
+		total += q.first - q.arrival
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	s := &BreakdownSection{Requests: n, MeanTTFTMs: total.Ms() / float64(n)}
+	for k, name := range Parts {
+		if disaggParts[k] && !disagg {
+			continue
+		}
+		d := exactDist(vals[k])
+		s.Parts = append(s.Parts, BreakdownPart{Part: name, MeanMs: sums[k].Ms() / float64(n), P50Ms: d.pct[0], P99Ms: d.pct[4]})
+	}
+	return s
+}
+
+// tableBreakdown writes the console table's breakdown line: each part's
+// mean, in order.
+func (r *Report) tableBreakdown(b *strings.Builder) {
+	s := r.TTFTBreakdown
+	if s == nil {
+		return
+	}
+	parts := make([]string, len(s.Parts))
+	for i, p := range s.Parts {
+		parts[i] = fmt.Sprintf("%s %s", p.Part, strconv.FormatFloat(p.MeanMs, 'f', 2, 64))
+	}
+	fmt.Fprintf(b, "TTFT breakdown, mean ms (%d requests): %s = %s\n", s.Requests, strings.Join(parts, " + "), strconv.FormatFloat(s.MeanTTFTMs, 'f', 2, 64))
+}
