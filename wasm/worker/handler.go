@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -192,6 +193,7 @@ type inputs struct {
 	sets                                          []string
 	hasConfig, hasTrace, hasProfile, hasModel     bool
 	traceNameField                                string // explicit trace_name field
+	watch                                         uint64 // timeline field: the request whose life the report records
 }
 
 func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
@@ -265,6 +267,7 @@ func (h *Handler) run(in *inputs) ([]byte, error) {
 		ProfileName:     in.profileName,
 		ModelConfig:     in.model,
 		ModelConfigName: in.modelName,
+		Watch:           in.watch,
 		Limits:          h.opt.Limits,
 	}, nil)
 	if err != nil {
@@ -308,7 +311,7 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request, rawBody io.
 		name := part.FormName()
 		file := baseName(part.FileName())
 		var src io.Reader = part
-		small := name == "config" || name == "set" || name == "trace_name"
+		small := name == "config" || name == "set" || name == "trace_name" || name == "timeline"
 		if small {
 			src = io.LimitReader(part, h.opt.MaxConfigBytes-configBytes+1)
 		}
@@ -351,8 +354,15 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request, rawBody io.
 			in.model, in.modelName, in.hasModel = nonNil(buf.Bytes()), or(file, "config.json"), true
 		case "set":
 			in.sets = append(in.sets, strings.TrimSpace(buf.String()))
+		case "timeline": // a request uuid: the report gains its request_timeline
+			v := strings.TrimSpace(buf.String())
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil || n == 0 {
+				return nil, http.StatusBadRequest, fmt.Sprintf("field timeline: must be a request uuid (an integer ≥ 1), got %q", oneLine(v))
+			}
+			in.watch = n
 		default:
-			return nil, http.StatusBadRequest, fmt.Sprintf("unknown form field %q (expected config, trace, trace_name, profile, model, set)", oneLine(name))
+			return nil, http.StatusBadRequest, fmt.Sprintf("unknown form field %q (expected config, trace, trace_name, profile, model, set, timeline)", oneLine(name))
 		}
 	}
 	if !in.hasConfig {
@@ -411,6 +421,10 @@ func runID(in *inputs) string {
 	}
 	for _, s := range in.sets {
 		field([]byte(s))
+	}
+	if in.watch != 0 { // only then, as for the model
+		field([]byte("timeline"))
+		field([]byte(strconv.FormatUint(in.watch, 10)))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:runIDLen]
 }

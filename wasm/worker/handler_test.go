@@ -132,6 +132,26 @@ func TestPredictStoresAndServesRuns(t *testing.T) {
 	}
 }
 
+// A timeline field adds the request's request_timeline to the same report
+// the run gives without it.
+func TestPredictTimeline(t *testing.T) {
+	h := NewHandler(newMemStore(), Options{})
+	trace := traceSlice(t, 30)
+	body, ct := multipartBody(t, field{"config", "config.yaml", testConfig}, field{"trace", "t.jsonl", trace}, field{"timeline", "", "4"})
+	rec := do(t, h, "POST", "/v1/predict", body, ct)
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	rep, err := sim.Predict(sim.Inputs{Config: []byte(testConfig), ConfigName: "config.yaml", Trace: []byte(trace), TraceName: "t.jsonl", Watch: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := rep.JSON()
+	if strings.TrimRight(rec.Body.String(), "\n") != strings.TrimRight(string(want), "\n") || !strings.Contains(string(want), `"request_timeline": {`) {
+		t.Error("report differs from sim.Predict's, or has no request_timeline")
+	}
+}
+
 func TestRunIDCoversEveryInput(t *testing.T) {
 	base := inputs{config: []byte("a"), configName: "c.yaml", trace: []byte("t"), traceName: "t.jsonl"}
 	ids := map[string]string{}
@@ -158,6 +178,9 @@ func TestRunIDCoversEveryInput(t *testing.T) {
 	v = base
 	v.sets = []string{"x=1"}
 	add("set", v)
+	v = base
+	v.watch = 3
+	add("timeline", v)
 	old := Version
 	Version = "other"
 	add("version", base)
@@ -181,6 +204,8 @@ func TestBadInput(t *testing.T) {
 	wantError(t, post(trace), 400, "missing form field config")
 	wantError(t, post(field{"config", "", "{}"}, field{"config", "", "{}"}), 400, "twice")
 	wantError(t, post(field{"config", "", "{}"}, field{"what", "", "x"}), 400, `"what"`)
+	wantError(t, post(field{"config", "", testConfig}, trace, field{"timeline", "", "first"}), 400, "field timeline")
+	wantError(t, post(field{"config", "", testConfig}, trace, field{"timeline", "", "9"}), 400, "request 9 does not exist")
 	wantError(t, post(field{"config", "", testConfig}, field{"trace", "t.jsonl", traceSlice(t, 11)}), 413, "CLI")
 	wantError(t, post(field{"config", "", testConfig}, field{"trace", "t.jsonl", strings.Repeat("x", 5000)}), 413, "4096 bytes")
 	wantError(t, do(t, h, "POST", "/v1/predict", bytes.NewBufferString("x: 1"), "application/yaml"), 400, "multipart/form-data")
