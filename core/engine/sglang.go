@@ -817,15 +817,17 @@ func (c *SGLangCore) evict(pages int) {
 // watch a request pay for the scan.
 func (c *SGLangCore) watch(p *Pass) {
 	w := Watched{Rank: c.cfg.DPRank}
-	for _, r := range c.batch {
-		if r.id == c.cfg.Watch {
-			w.In, w.PrefillTokens = true, r.materialized-r.passPrefix
-		}
-	}
 	for _, s := range p.Signals {
 		if s.ID == c.cfg.Watch && s.HasToken {
 			w.In = true
 			w.DecodeTokens++
+		}
+	}
+	for _, r := range c.batch {
+		if r.id == c.cfg.Watch {
+			// A prompt completed here has decoded too: those tokens are
+			// materialized but not part of the chunk.
+			w.In, w.PrefillTokens = true, r.materialized-r.passPrefix-w.DecodeTokens
 		}
 	}
 	for _, r := range c.retracted {

@@ -173,3 +173,35 @@ func TestWatchOnlyObserves(t *testing.T) {
 		t.Fatalf("watch 4: %v", err)
 	}
 }
+
+// On every core a watched request's passes account for its work: the
+// prefill chunks add up to its prompt, each token is emitted once, and the
+// pass that emits the first one ends at first_token.
+func TestTimelineAccountsForTheWork(t *testing.T) {
+	for _, p := range []engine.Policy{engine.VLLM, engine.TRTLLM, engine.SGLang} {
+		sg := engine.DefaultSGLang()
+		sg.ChunkedPrefillSize = 8
+		cfg := engine.Config{Policy: p, BlockSize: 4, NumBlocks: 64, MaxBatchedTokens: 8, MaxSeqs: 4, ChunkedPrefill: true, Model: timing.Fixed{Prefill: 10, Decode: 1}, SGLang: sg, Watch: 2}
+		text := row(0, 12, 4, 1, 2, 3) + "\n" + row(0, 20, 5, 4, 5, 6, 7, 8)
+		rep, err := Run(trace(t, text, 4), agg(workers(t, 1, cfg)), Options{Capture: true, Watch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefill, tokens, firstEnd, first := 0, 0, -1.0, -1.0
+		for _, e := range rep.Timeline.Events {
+			switch e.Event {
+			case "pass":
+				prefill += e.PrefillTokens
+				if tokens == 0 && e.Tokens > 0 {
+					firstEnd = *e.EndMs
+				}
+				tokens += e.Tokens
+			case "first_token":
+				first = e.TMs
+			}
+		}
+		if prefill != 20 || tokens != 5 || first != firstEnd || first != *rep.Requests()[1].FirstTokenMs {
+			t.Errorf("%v: %d prefill tokens, %d emitted, first token at %v (pass end %v): %+v", p, prefill, tokens, first, firstEnd, rep.Timeline.Events)
+		}
+	}
+}
