@@ -31,6 +31,8 @@ commands:
   serve            serve the web page (--addr 127.0.0.1:8080, --service-url URL)
   convert-profile  convert a profiler results folder to a timing profile (.npz)
   validate         replay public serving measurements and report the timing model's error (docs/validation.md)
+  compare          hold a real benchmark run (AIPerf, vllm bench serve) against a prediction.json
+  convert-trace    turn a real benchmark run's requests into a Mooncake trace (-o trace.jsonl)
 
 run 'dynosim <command> -h' for the flags of a command.
 `
@@ -99,6 +101,10 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return runConvertProfile(args[1:])
 	case "validate":
 		return runValidate(args[1:], stdout)
+	case "compare":
+		return runCompare(args[1:], stdout)
+	case "convert-trace":
+		return runConvertTrace(args[1:], stdout, stderr)
 	case "test-panic":
 		if testCommand != nil {
 			return testCommand()
@@ -126,6 +132,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		outDir    = fs.String("output-dir", "", "write prediction.json (and requests.jsonl) to `DIR`")
 		capture   = fs.Bool("capture-per-request", false, "also write requests.jsonl (with --output-dir)")
 		stats     = fs.Bool("stats", false, "print wall time, peak memory and simulation speed to stderr")
+		timeline  = fs.Uint64("timeline", 0, "record request `UUID`'s life, pass by pass, in the report (request_timeline)")
 		sets      multiFlag
 	)
 	fs.Var(&sets, "set", "override `PATH=VALUE` (repeatable, left to right)")
@@ -146,7 +153,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		return usageError{errors.New("--capture-per-request writes requests.jsonl into --output-dir DIR; give --output-dir")}
 	}
 
-	in := sim.Inputs{Sets: sets, CapturePerRequest: *capture}
+	in := sim.Inputs{Sets: sets, CapturePerRequest: *capture, Watch: *timeline}
 	if *cfgPath == "" {
 		in.Config, in.ConfigName = []byte(defaultconfig.YAML), "default.yaml"
 		in.ReadFile = func(p string) ([]byte, error) {

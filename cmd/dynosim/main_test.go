@@ -86,6 +86,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{"unclosed bracket", func() []string {
 			return []string{"predict", "-c", write(t, dir, "f.yaml", "x: 1\n# {\nengine: {mode: aggregated\nrouter: {}\n")}
 		}, "dynosim: f.yaml:3: did not find expected ',' or '}': the '{' opened on this line is never closed"},
+		{"timeline of a request the run lacks", func() []string { return []string{"predict", "--timeline", "1001"} }, "dynosim: timeline: request 1001 does not exist: the run has 1000 requests"},
 		{"unknown command", func() []string { return []string{"predicts"} }, `dynosim: unknown command "predicts"`},
 		{"validate takes no argument", func() []string { return []string{"validate", "docs"} }, `dynosim: validate: unexpected argument "docs"`},
 		{"validate flag", func() []string { return []string{"validate", "--bogus"} }, "dynosim: validate: flag provided but not defined: -bogus"},
@@ -136,6 +137,30 @@ func TestPredictOutputs(t *testing.T) {
 	reqs, err := os.ReadFile(filepath.Join(out, "requests.jsonl"))
 	if err != nil || bytes.Count(reqs, []byte("\n")) != 2 {
 		t.Fatalf("requests.jsonl: %v %q", err, reqs)
+	}
+
+	// --timeline: the same report plus request 2's life; the table prints it.
+	stdout.Reset()
+	if err := run([]string{"predict", "-c", cfg, "--format", "json", "--timeline", "2"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var watched struct {
+		Timeline struct {
+			UUID   int `json:"uuid"`
+			Events []struct {
+				Event string `json:"event"`
+			} `json:"events"`
+		} `json:"request_timeline"`
+		Breakdown struct {
+			Requests int `json:"requests"`
+		} `json:"ttft_breakdown"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &watched); err != nil || watched.Timeline.UUID != 2 || len(watched.Timeline.Events) < 5 || watched.Timeline.Events[0].Event != "arrival" || watched.Breakdown.Requests != 2 {
+		t.Fatalf("--timeline 2: %v %+v", err, watched)
+	}
+	stdout.Reset()
+	if err := run([]string{"predict", "-c", cfg, "--timeline", "2"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "Request 2 timeline (ms):\n") || !strings.Contains(stdout.String(), "TTFT breakdown, mean ms (2 requests): frontend") {
+		t.Fatalf("--timeline table: %v\n%s", err, stdout.String())
 	}
 
 	stdout.Reset()

@@ -169,7 +169,7 @@ func TestWatchOnlyObserves(t *testing.T) {
 			t.Fatalf("watch %d changed the run", id)
 		}
 	}
-	if _, err := run(4); err == nil || err.Error() != "watch: request 4 does not exist: the run has 3 requests (uuid 1 to 3)" {
+	if _, err := run(4); err == nil || err.Error() != "timeline: request 4 does not exist: the run has 3 requests (uuid 1 to 3)" {
 		t.Fatalf("watch 4: %v", err)
 	}
 }

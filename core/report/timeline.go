@@ -70,7 +70,7 @@ func (c *Collector) Timeline(pools []PoolInfo) (*Timeline, error) {
 		return nil, nil
 	}
 	if c.watch > uint64(len(c.recs)) {
-		return nil, fmt.Errorf("watch: request %d does not exist: the run has %d requests (uuid 1 to %d)", c.watch, len(c.recs), len(c.recs))
+		return nil, fmt.Errorf("timeline: request %d does not exist: the run has %d requests (uuid 1 to %d)", c.watch, len(c.recs), len(c.recs))
 	}
 	evs := slices.Clone(c.timeline)
 	slices.SortStableFunc(evs, func(a, b TimelineEvent) int { return cmp.Compare(a.At, b.At) })

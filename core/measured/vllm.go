@@ -1,0 +1,293 @@
+package measured
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// vllmScalars are vLLM's run-level values we keep, with their factor to
+// the report's unit.
+var vllmScalars = []struct {
+	key, report string
+	scale       float64
+}{
+	{"duration", "duration_ms", 1000}, // seconds
+	{"completed", "completed_requests", 1},
+	{"total_input_tokens", "total_input_tokens", 1},
+	{"total_output_tokens", "total_output_tokens", 1},
+	{"request_throughput", "request_throughput_rps", 1},
+	{"output_throughput", "output_throughput_tok_s", 1},
+	{"total_token_throughput", "total_throughput_tok_s", 1},
+}
+
+// vllmFamilies maps vLLM's metric names to the report's. vLLM's itl is
+// every gap of every request and its tpot is per request, as ours.
+var vllmFamilies = map[string]string{"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_latency_ms"}
+
+// reportPercentiles are the percentiles the report has keys for.
+var reportPercentiles = []string{"75", "90", "95", "99"}
+
+// parseVLLM reads a `vllm bench serve --save-result` JSON: statistics
+// {mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms (ms), run totals, and with
+// --save-detailed the per-request lists input_lens, output_lens, ttfts,
+// itls (seconds) and errors; newer vLLM adds latencies (seconds) and
+// start_times (seconds of time.perf_counter; vllm-project/vllm#32667,
+// 2026-01).
+func parseVLLM(r *Run, name string, top map[string]json.RawMessage) error {
+	for _, s := range vllmScalars {
+		v, ok, err := number(top[s.key])
+		if err != nil {
+			return fmt.Errorf("%s: %s: %v", name, s.key, err)
+		}
+		if !ok {
+			continue
+		}
+		if err := check(v); err != nil {
+			return fmt.Errorf("%s: %s: %v", name, s.key, err)
+		}
+		r.Summary[s.report] = v * s.scale
+	}
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // errors and quantile order must not depend on map order
+	for _, k := range keys {
+		stem, ok := strings.CutSuffix(k, "_ms")
+		if !ok {
+			continue
+		}
+		stat, metric, ok := strings.Cut(stem, "_")
+		family := vllmFamilies[metric]
+		if !ok || family == "" {
+			continue
+		}
+		q := -1.0
+		switch {
+		case stat == "mean" || stat == "std":
+		case stat == "median":
+			q = 0.5
+		case strings.HasPrefix(stat, "p"):
+			p, err := strconv.ParseFloat(stat[1:], 64)
+			if err != nil || p < 0 || p > 100 {
+				continue
+			}
+			q = p / 100
+		default:
+			continue
+		}
+		v, ok, err := number(top[k])
+		if err != nil {
+			return fmt.Errorf("%s: %s: %v", name, k, err)
+		}
+		if !ok {
+			continue
+		}
+		if err := check(v); err != nil {
+			return fmt.Errorf("%s: %s: %v", name, k, err)
+		}
+		switch {
+		case stat == "mean" || stat == "std" || stat == "median":
+			r.Summary[stat+"_"+family] = v
+		case stat == "p50":
+			if _, ok := top["median_"+metric+"_ms"]; !ok {
+				r.Summary["median_"+family] = v
+			}
+		case slices.Contains(reportPercentiles, stat[1:]):
+			r.Summary[stat+"_"+family] = v
+		}
+		if q >= 0 && !(stat == "p50" && hasKey(top, "median_"+metric+"_ms")) {
+			r.pcts[family] = append(r.pcts[family], qv{q, v})
+		}
+	}
+	for _, pts := range r.pcts {
+		slices.SortFunc(pts, func(a, b qv) int { return cmpFloat(a.q, b.q) })
+	}
+	return parseVLLMDetail(r, name, top)
+}
+
+func hasKey(m map[string]json.RawMessage, k string) bool { _, ok := m[k]; return ok }
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// parseVLLMDetail reads the --save-detailed lists into requests. Failed
+// requests (a non-empty errors entry) are left out: they have no
+// latencies and produced no output the simulator could reproduce.
+//
+// Arrivals: start_times when the result has them (when each
+// request was sent, after any --max-concurrency wait); else, for a finite
+// --request-rate, evenly spaced at 1/rate (vLLM drew Poisson or gamma gaps
+// with a seed we cannot replay, so this keeps only the mean rate); else
+// (rate inf) every request at 0 ms, which is what vLLM did without
+// --max-concurrency. With --max-concurrency and no start_times the run was
+// a closed loop: replay the trace with traffic.load.type concurrency.
+func parseVLLMDetail(r *Run, name string, top map[string]json.RawMessage) error {
+	if !hasKey(top, "input_lens") && !hasKey(top, "output_lens") {
+		return nil
+	}
+	ins, err := intList(name, "input_lens", top["input_lens"])
+	if err != nil {
+		return err
+	}
+	outs, err := intList(name, "output_lens", top["output_lens"])
+	if err != nil {
+		return err
+	}
+	n := len(ins)
+	if len(outs) != n {
+		return fmt.Errorf("%s: output_lens: %d values, want %d (one per request, as input_lens)", name, len(outs), n)
+	}
+	ttfts, err := floatList(name, "ttfts", top["ttfts"], n)
+	if err != nil {
+		return err
+	}
+	lats, err := floatList(name, "latencies", top["latencies"], n)
+	if err != nil {
+		return err
+	}
+	starts, err := floatList(name, "start_times", top["start_times"], n)
+	if err != nil {
+		return err
+	}
+	var itls [][]*float64
+	if raw := top["itls"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &itls); err != nil {
+			return fmt.Errorf("%s: itls: must be a list of lists of numbers (seconds)", name)
+		}
+		if len(itls) != n {
+			return fmt.Errorf("%s: itls: %d values, want %d (one per request, as input_lens)", name, len(itls), n)
+		}
+	}
+	var errs []*string
+	if raw := top["errors"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &errs); err != nil {
+			return fmt.Errorf("%s: errors: must be a list of strings", name)
+		}
+		if len(errs) != n {
+			return fmt.Errorf("%s: errors: %d values, want %d (one per request, as input_lens)", name, len(errs), n)
+		}
+	}
+	rate, _, _ := number(top["request_rate"]) // "inf" is not a number: no rate
+	t0 := math.Inf(1)
+	for _, s := range starts {
+		if !math.IsNaN(s) {
+			t0 = min(t0, s)
+		}
+	}
+	type rec struct {
+		start float64
+		req   Request
+	}
+	var recs []rec
+	var isl, osl []float64
+	for i := range n {
+		if errs != nil && errs[i] != nil && *errs[i] != "" {
+			continue
+		}
+		q := Request{InputTokens: ins[i], OutputTokens: outs[i], TTFTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}
+		if ttfts != nil {
+			q.TTFTMs = ttfts[i] * 1000
+		}
+		var sum float64
+		gapsOK := itls != nil
+		if gapsOK {
+			for j, g := range itls[i] {
+				if g == nil {
+					gapsOK = false
+					continue
+				}
+				if err := check(*g); err != nil {
+					return fmt.Errorf("%s: itls[%d][%d]: %v", name, i, j, err)
+				}
+				r.gaps = append(r.gaps, *g*1000)
+				sum += *g * 1000
+			}
+		}
+		switch {
+		case lats != nil && !math.IsNaN(lats[i]):
+			q.E2EMs = lats[i] * 1000
+		case gapsOK:
+			q.E2EMs = q.TTFTMs + sum // NaN without a TTFT
+		}
+		if q.OutputTokens >= 2 {
+			q.ITLMs = (q.E2EMs - q.TTFTMs) / float64(q.OutputTokens-1)
+		}
+		var at float64
+		switch {
+		case starts != nil && !math.IsNaN(starts[i]):
+			at = (starts[i] - t0) * 1000
+		case starts == nil && rate > 0:
+			at = float64(i) * 1000 / rate
+		}
+		recs = append(recs, rec{at, q})
+		isl, osl = append(isl, float64(q.InputTokens)), append(osl, float64(q.OutputTokens))
+	}
+	slices.SortStableFunc(recs, func(a, b rec) int { return cmpFloat(a.start, b.start) })
+	for _, q := range recs {
+		q.req.StartMs = q.start
+		r.Requests = append(r.Requests, q.req)
+	}
+	// The result states no length statistics; the lists give them.
+	putDist(r.Summary, "input_sequence_length", isl)
+	putDist(r.Summary, "output_sequence_length", osl)
+	return nil
+}
+
+// intList reads a list of token counts.
+func intList(name, key string, raw json.RawMessage) ([]int, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, fmt.Errorf("%s: %s: missing (the detailed result has input_lens and output_lens)", name, key)
+	}
+	var xs []*float64
+	if err := json.Unmarshal(raw, &xs); err != nil {
+		return nil, fmt.Errorf("%s: %s: must be a list of token counts", name, key)
+	}
+	out := make([]int, len(xs))
+	for i, p := range xs {
+		if p == nil || *p != math.Trunc(*p) || *p < 0 || *p > maxTokens {
+			return nil, fmt.Errorf("%s: %s[%d]: must be an integer in [0, %d]", name, key, i, maxTokens)
+		}
+		out[i] = int(*p)
+	}
+	return out, nil
+}
+
+// floatList reads an optional per-request list of seconds (null entries
+// are NaN); nil when absent.
+func floatList(name, key string, raw json.RawMessage, n int) ([]float64, error) {
+	if b := bytes.TrimSpace(raw); len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	var xs []*float64
+	if err := json.Unmarshal(raw, &xs); err != nil {
+		return nil, fmt.Errorf("%s: %s: must be a list of numbers (seconds)", name, key)
+	}
+	if len(xs) != n {
+		return nil, fmt.Errorf("%s: %s: %d values, want %d (one per request, as input_lens)", name, key, len(xs), n)
+	}
+	out := make([]float64, n)
+	for i, p := range xs {
+		if p == nil {
+			out[i] = math.NaN()
+			continue
+		}
+		if err := check(*p); err != nil {
+			return nil, fmt.Errorf("%s: %s[%d]: %v", name, key, i, err)
+		}
+		out[i] = *p
+	}
+	return out, nil
+}
