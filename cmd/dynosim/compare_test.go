@@ -14,6 +14,7 @@ import (
 const (
 	aiperfRun  = "../../core/measured/testdata/aiperf-run1"
 	vllmResult = "../../core/measured/testdata/vllm-synthetic/vllm-4.0qps-Llama-3.1-8B-Instruct-detailed.json"
+	vllmReal   = "../../core/measured/testdata/vllm-llm-d/benchmark_2025-05-13_04-55-27.json" // real, summary only
 )
 
 // A real run → convert-trace → predict with that trace → compare prints a
@@ -21,13 +22,15 @@ const (
 // matches the measured one.
 func TestConvertPredictCompare(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		real []string
-		rows int // at least
+		name    string
+		real    []string
+		rows    int  // at least
+		summary bool // a summary-only result: no E2E or length statistics to compare
 	}{
-		{"aiperf directory", []string{aiperfRun}, 40},
-		{"aiperf files", []string{filepath.Join(aiperfRun, "profile_export.jsonl"), filepath.Join(aiperfRun, "profile_export_aiperf.json")}, 40},
-		{"vllm", []string{vllmResult}, 20},
+		{"aiperf directory", []string{aiperfRun}, 40, false},
+		{"aiperf files", []string{filepath.Join(aiperfRun, "profile_export.jsonl"), filepath.Join(aiperfRun, "profile_export_aiperf.json")}, 40, false},
+		{"vllm", []string{vllmResult}, 20, false},
+		{"real vllm summary", []string{vllmReal}, 20, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -60,13 +63,18 @@ func TestConvertPredictCompare(t *testing.T) {
 				}
 				got[f[0]] = e
 			}
-			for _, k := range []string{"mean_ttft_ms", "p99_itl_ms", "mean_tpot_ms", "mean_e2e_latency_ms", "request_throughput_rps", "output_throughput_tok_s"} {
+			want := []string{"mean_ttft_ms", "p99_itl_ms", "mean_tpot_ms", "request_throughput_rps", "output_throughput_tok_s"}
+			same := []string{"completed_requests", "total_input_tokens", "total_output_tokens"}
+			if !tc.summary {
+				want, same = append(want, "mean_e2e_latency_ms"), append(same, "mean_input_sequence_length")
+			}
+			for _, k := range want {
 				if _, ok := got[k]; !ok {
 					t.Errorf("no %s row", k)
 				}
 			}
 			// The trace replays the measured requests: same count and tokens.
-			for _, k := range []string{"completed_requests", "total_input_tokens", "total_output_tokens", "mean_input_sequence_length"} {
+			for _, k := range same {
 				if e, ok := got[k]; !ok || e != 0 {
 					t.Errorf("%s: error %v%% (present %v), want 0", k, e, ok)
 				}

@@ -43,6 +43,11 @@ type Run struct {
 	gaps   []float64       // every inter-token gap (ms) the records hold, for the ITL CDF
 	pcts   map[string][]qv // "ttft_ms" → the quantiles the summary states
 	spanMs float64         // first request start to last response, from the records
+
+	// How a vLLM result offered its load, for arrivals it did not record.
+	rate        float64 // --request-rate (requests/s); 0: inf
+	concurrency int     // --max-concurrency; 0: none
+	startTimes  bool    // the result has start_times
 }
 
 // Request is one measured request.
@@ -73,6 +78,9 @@ const (
 // maxTokens bounds one request's lengths: workload.MaxRequestTokens, the
 // most the trace reader accepts (a test keeps them equal).
 const maxTokens = 16 << 20
+
+// maxRequests bounds the requests a summary-only result may stand for.
+const maxRequests = 1 << 22
 
 // maxSpanMs bounds a run's first to last request start (a year; the
 // simulator's virtual time ends at 100 years).

@@ -18,6 +18,7 @@ const (
 	aiperfRecords = "testdata/aiperf-run1/profile_export.jsonl"
 	vllmDetailed  = "testdata/vllm-synthetic/vllm-4.0qps-Llama-3.1-8B-Instruct-detailed.json"
 	vllmSummary   = "testdata/vllm-synthetic/vllm-4.0qps-Llama-3.1-8B-Instruct-summary.json"
+	vllmReal      = "testdata/vllm-llm-d/benchmark_2025-05-13_04-55-27.json" // a real run, summary only
 )
 
 func load(t testing.TB, paths ...string) []File {
@@ -214,8 +215,49 @@ func TestParseVLLM(t *testing.T) {
 	if len(s.Requests) != 0 || s.Summary["mean_ttft_ms"] != r.Summary["mean_ttft_ms"] {
 		t.Fatalf("summary-only: %d requests, mean_ttft_ms %v", len(s.Requests), s.Summary["mean_ttft_ms"])
 	}
-	if _, err := s.Trace(); err == nil || !strings.Contains(err.Error(), "--save-detailed") {
-		t.Errorf("Trace of a summary-only result: %v", err)
+	// Its trace: the count and the mean lengths at the request rate.
+	tr, err := s.Trace()
+	if err != nil || bytes.Count(tr, []byte("\n")) != 11 || !strings.Contains(s.TraceNote(), "mean prompt and output lengths") {
+		t.Errorf("Trace of a summary-only result: %v, %d lines, note %q", err, bytes.Count(tr, []byte("\n")), s.TraceNote())
+	}
+}
+
+// A real result (llm-d-benchmark, vLLM benchmark_serving.py, summary only,
+// old keys with the stray "request_goodput:"): its statistics, its stated
+// percentiles as the CDF, and a trace of 200 requests of 7,999 prompt and
+// 200 output tokens at 3.6 requests/s.
+func TestParseRealVLLMResult(t *testing.T) {
+	r := mustParse(t, load(t, vllmReal)...)
+	for k, want := range map[string]float64{
+		"mean_ttft_ms": 243.57119981985306, "median_ttft_ms": 244.08852099440992, "p95_ttft_ms": 257.0488001947524, "p99_ttft_ms": 261.66544687526766,
+		"mean_tpot_ms": 16.170790800581987, "p99_itl_ms": 216.5980374556966, "completed_requests": 200, "total_input_tokens": 1599800,
+		"duration_ms": 57421.71942605637, "output_throughput_tok_s": 696.6005267659943,
+	} {
+		if got, ok := r.Summary[k]; !ok || !near(got, want) {
+			t.Errorf("%s = %v (%v), want %v", k, got, ok, want)
+		}
+	}
+	if r.Tool != ToolVLLM || len(r.Requests) != 0 {
+		t.Fatalf("tool %q, %d requests", r.Tool, len(r.Requests))
+	}
+	qs, vs := r.CDF("ttft_ms")
+	if len(qs) != 3 || qs[0] != 0.5 || qs[2] != 0.99 || vs[2] != 261.66544687526766 {
+		t.Errorf("CDF %v %v", qs, vs)
+	}
+	tr, err := r.Trace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := workload.ReadMooncake("t.jsonl", tr, TraceBlock)
+	if err != nil || wl.Requests() != 200 {
+		t.Fatalf("trace: %v", err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(tr), []byte("\n"))
+	if !bytes.HasPrefix(lines[1], []byte(`{"timestamp":277.777778,"input_length":7999,"output_length":200,`)) {
+		t.Errorf("second request %s", lines[1])
+	}
+	if !strings.Contains(r.TraceNote(), "3.6/s") {
+		t.Errorf("note %q", r.TraceNote())
 	}
 }
 

@@ -72,7 +72,7 @@ func TestTraceNeedsRecords(t *testing.T) {
 // FuzzParse: no input panics Parse or what follows it, and a trace it
 // writes is one the simulator reads.
 func FuzzParse(f *testing.F) {
-	for _, p := range []string{aiperfSummary, vllmDetailed, vllmSummary} {
+	for _, p := range []string{aiperfSummary, vllmDetailed, vllmSummary, vllmReal} {
 		f.Add(load(f, p)[0].Data)
 	}
 	lines := bytes.SplitAfter(load(f, aiperfRecords)[0].Data, []byte("\n"))

@@ -39,6 +39,11 @@ var reportPercentiles = []string{"75", "90", "95", "99"}
 // start_times (seconds of time.perf_counter; vllm-project/vllm#32667,
 // 2026-01).
 func parseVLLM(r *Run, name string, top map[string]json.RawMessage) error {
+	r.rate, _, _ = number(top["request_rate"]) // "inf" is not a number: no rate
+	if c, ok, _ := number(top["max_concurrency"]); ok && c >= 1 && c == math.Trunc(c) {
+		r.concurrency = int(min(c, 1e9))
+	}
+	r.startTimes = hasKey(top, "start_times")
 	for _, s := range vllmScalars {
 		v, ok, err := number(top[s.key])
 		if err != nil {
@@ -180,7 +185,7 @@ func parseVLLMDetail(r *Run, name string, top map[string]json.RawMessage) error 
 			return fmt.Errorf("%s: errors: %d values, want %d (one per request, as input_lens)", name, len(errs), n)
 		}
 	}
-	rate, _, _ := number(top["request_rate"]) // "inf" is not a number: no rate
+	rate := r.rate
 	t0 := math.Inf(1)
 	for _, s := range starts {
 		if !math.IsNaN(s) {
