@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/metrics"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -69,11 +70,9 @@ type BreakdownPart struct {
 	P99Ms  float64 `json:"p99_ms"`
 }
 
-// Parts are the names of the breakdown's parts, in order; disaggregated
-// runs have all of them, aggregated ones all but the three transfer parts.
-var Parts = [...]string{"frontend", "router_queue", "engine_queue", "preemption", "prefill", "kv_transfer_wait", "kv_transfer", "decode_queue", "first_token_pass"}
-
-const nParts = len(Parts)
+// nParts is the number of parts (metrics.TTFTParts names them, in order:
+// the JSON field names above, and the section's part names).
+const nParts = 9
 
 // disaggParts marks the parts only a disaggregated run has.
 var disaggParts = [nParts]bool{5: true, 6: true, 7: true}
@@ -140,12 +139,12 @@ func (c *Collector) breakdownSection(disagg bool) *BreakdownSection {
 		return nil
 	}
 	s := &BreakdownSection{Requests: n, MeanTTFTMs: total.Ms() / float64(n)}
-	for k, name := range Parts {
+	for k, p := range metrics.TTFTParts {
 		if disaggParts[k] && !disagg {
 			continue
 		}
 		d := exactDist(vals[k])
-		s.Parts = append(s.Parts, BreakdownPart{Part: name, MeanMs: sums[k].Ms() / float64(n), P50Ms: d.pct[0], P99Ms: d.pct[4]})
+		s.Parts = append(s.Parts, BreakdownPart{Part: p.Key, MeanMs: sums[k].Ms() / float64(n), P50Ms: d.pct[0], P99Ms: d.pct[4]})
 	}
 	return s
 }

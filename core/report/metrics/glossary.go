@@ -6,8 +6,11 @@ import "strings"
 type Term struct{ Name, Text string }
 
 // Glossary explains the metrics and the config fields people confuse, in
-// reading order. The page shows it as its help section; tooltips use Help.
-var Glossary = []Term{
+// reading order, then the parts of the TTFT breakdown. The page shows it as
+// its help section; tooltips use Help.
+var Glossary = append(terms, ttftTerms()...)
+
+var terms = []Term{
 	{"TTFT", "Time to first token: from a request's arrival to its first output token. It includes waiting in the router and the engine, the prefill of the prompt (in chunks with chunked prefill), time lost to preemption and, when disaggregated, the KV transfer."},
 	{"TTST", "Time to second token: the gap between the first and second output tokens. It is one decode step unless the request was preempted or shared its step with long prefills."},
 	{"ITL", "Inter-token latency: the gap between consecutive output tokens of a request, over all gaps of all requests (AIPerf's definition)."},
