@@ -6,9 +6,16 @@
 //   await dynosim.run({config, configName, trace, traceName, profile, profileName, model, modelName})
 //     → the report object (same JSON as `dynosim predict --format json`),
 //       or rejects with an Error whose message is the CLI's one-line error.
+//     opts.watch = a request's uuid adds report.request_timeline: that
+//       request's life (its events and every engine pass it was in).
 //   await dynosim.runRaw(opts, onProgress) → {json, report, table, requests, wallMs}
 //   dynosim.cancel()            stops the current run (it rejects with "canceled")
 //   await dynosim.validate(yaml) → null or the one-line error
+//   await dynosim.compare({files: [{name, data}], report}) → {tool, rows: [{key, measured,
+//                               predicted, error}], cdf: {ttft_ms: {qs, values}, …}}: a real
+//                               run's exports (AIPerf, vllm bench serve; data: Uint8Array,
+//                               string or Blob) against a report (JSON text or object), or
+//                               rejects with the one-line error naming the file.
 //   await dynosim.recommend(opts, onEntry) → {json, csv, base, yamls, ledger, space, wallMs, workers}:
 //                               a `dynosim recommend` search (opts: config, configName, trace,
 //                               traceName, workers); cancel() stops it too.
@@ -116,6 +123,11 @@
       modelName: opts.modelName || (opts.model instanceof File ? opts.model.name : undefined),
       capturePerRequest: !!opts.capturePerRequest,
     };
+    if (opts.watch !== undefined && opts.watch !== null) {
+      const w = Number(opts.watch);
+      if (!Number.isSafeInteger(w) || w < 1) return Promise.reject(new Error("dynosim.run: watch must be a request uuid (a whole number ≥ 1), got " + opts.watch));
+      msg.watch = w;
+    }
     localActive++;
     const gen = cancels;
     const job = queue.then(async () => {
@@ -399,6 +411,25 @@
     }
   }
 
+  // compare runs in the validator worker, like validate, so it works
+  // while a replay runs.
+  async function compare(opts) {
+    opts = opts || {};
+    const files = Array.from(opts.files || [], (f, i) => {
+      if (f instanceof Blob) return { name: f.name || "file " + (i + 1), data: f };
+      return { name: (f && f.name) || "file " + (i + 1), data: toPayload(f && f.data) };
+    });
+    if (!files.length) throw new Error("dynosim.compare: no files");
+    let report = opts.report;
+    if (report && typeof report === "object" && !ArrayBuffer.isView(report)) report = JSON.stringify(report);
+    if (typeof report !== "string" || !report) throw new Error("dynosim.compare: report must be the report JSON (text or object)");
+    if (!validator) await getRunner().ready.catch(() => {});
+    const w = getValidator();
+    await w.ready;
+    const res = await w.call({ type: "compare", files, report });
+    return res.compare;
+  }
+
   const sampleCache = new Map();
   function sample(name) {
     const s = samples[name];
@@ -426,7 +457,7 @@
   }
 
   window.dynosim = {
-    run, runRaw, runRemote, recommend, candidateYAML, cancel, cancelRecommend, poolSize, validate, sample, download, samples, serviceURL,
+    run, runRaw, runRemote, recommend, candidateYAML, cancel, cancelRecommend, poolSize, validate, compare, sample, download, samples, serviceURL,
     get ready() { return getRunner().ready; },
   };
   getRunner();

@@ -13,6 +13,9 @@
 // each ledger entry as {id, type: "entry", entry}; the end as {id, type:
 // "result", json, csv, base, yamls}. A trial on a trial worker is a
 // "predict" with sets and sweepKey (its answer may carry reason).
+//
+// A real run: {id, type: "compare", files: [{name, data}], report} →
+// {id, type: "result", compare: {tool, rows, cdf}} or {id, type: "error"}.
 "use strict";
 importScripts("wasm_exec.js");
 
@@ -52,6 +55,10 @@ self.onmessage = async (ev) => {
     } else if (msg.type === "candidate-yaml") {
       res = self.dynosimCandidateYAML(msg.base, msg.sets);
       if (res && res.error === undefined) { self.postMessage({ id: msg.id, type: "result", yaml: res.yaml }); return; }
+    } else if (msg.type === "compare") {
+      res = typeof self.dynosimCompare === "function" ? self.dynosimCompare(msg.files, msg.report)
+        : { error: "this simulator build cannot compare real runs (dynosim.wasm predates it)" };
+      if (res && res.error === undefined) { self.postMessage({ id: msg.id, type: "result", compare: res }); return; }
     } else if (msg.type === "recommend-parse") {
       const sp = self.dynosimRecommendParse(msg.config, msg.configName || "recommend.yaml");
       if (sp && sp.error === undefined) { self.postMessage({ id: msg.id, type: "result", space: sp }); return; }

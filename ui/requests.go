@@ -5,9 +5,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/metrics"
 )
 
 // requestColumns is the display order of per-request fields; unknown fields
@@ -17,6 +20,12 @@ var requestColumns = []string{
 	"reused_input_tokens", "ttft_ms", "itl_ms", "e2e_latency_ms", "terminal_status",
 }
 
+// breakdownField is the per-request TTFT breakdown: an object of parts
+// (null without a first token). It is no column: the table would show one
+// huge cell. The selected request's bar reads it, and the CSV flattens it
+// into one column per part.
+const breakdownField = "ttft_breakdown_ms"
+
 // RequestTable holds parsed per-request records for the paged, sortable
 // table. Only one page of rows is ever put in the DOM.
 type RequestTable struct {
@@ -25,6 +34,12 @@ type RequestTable struct {
 	SortCol int
 	SortAsc bool
 	Page    int
+	UUIDCol int // the uuid column, -1 without one
+
+	// Breakdown is each request's ttft_breakdown_ms by uuid (a nil map:
+	// no first token); parts lists their keys in first-seen order.
+	Breakdown map[string]map[string]float64
+	parts     []string
 }
 
 type cell struct {
@@ -38,7 +53,7 @@ const PageSize = 50
 
 // parseRequests reads the per-request JSONL the simulator emits.
 func parseRequests(jsonl []byte) (*RequestTable, error) {
-	t := &RequestTable{SortCol: -1, SortAsc: true}
+	t := &RequestTable{SortCol: -1, SortAsc: true, UUIDCol: -1}
 	index := map[string]int{}
 	for _, c := range requestColumns {
 		index[c] = -1
@@ -66,18 +81,51 @@ func parseRequests(jsonl []byte) (*RequestTable, error) {
 		}
 	}
 	for _, c := range seen {
-		if !slices.Contains(t.Columns, c) {
+		if !slices.Contains(t.Columns, c) && c != breakdownField {
 			t.Columns = append(t.Columns, c)
 		}
 	}
-	for _, m := range recs {
+	t.UUIDCol = slices.Index(t.Columns, "uuid")
+	for n, m := range recs {
 		row := make([]cell, len(t.Columns))
 		for i, c := range t.Columns {
 			row[i] = parseCell(m[c])
 		}
 		t.Rows = append(t.Rows, row)
+		if raw, ok := m[breakdownField]; ok && t.UUIDCol >= 0 {
+			var parts map[string]float64
+			if err := json.Unmarshal(raw, &parts); err != nil {
+				return nil, fmt.Errorf("requests.jsonl:%d: %s: %v", n+1, breakdownField, err)
+			}
+			if t.Breakdown == nil {
+				t.Breakdown = map[string]map[string]float64{}
+			}
+			t.Breakdown[row[t.UUIDCol].s] = parts
+			for k := range parts {
+				if !slices.Contains(t.parts, k) {
+					t.parts = append(t.parts, k)
+				}
+			}
+		}
 	}
+	// the parts in the order they happen (map iteration order is random)
+	slices.SortStableFunc(t.parts, func(a, b string) int {
+		_, i := partInfo(a)
+		_, j := partInfo(b)
+		if i == j {
+			return strings.Compare(a, b)
+		}
+		return i - j
+	})
 	return t, nil
+}
+
+// UUID is the uuid of a displayed row ("" without a uuid column).
+func (t *RequestTable) UUID(row []string) string {
+	if t.UUIDCol < 0 || t.UUIDCol >= len(row) {
+		return ""
+	}
+	return row[t.UUIDCol]
 }
 
 // orderedKeys lists an object's keys in document order.
@@ -114,6 +162,33 @@ func parseCell(raw json.RawMessage) cell {
 		return cell{s: string(raw), num: f, isN: true}
 	}
 	return cell{s: string(raw)}
+}
+
+// HasUUID reports whether a request of the table has uuid id.
+func (t *RequestTable) HasUUID(id string) bool {
+	if t.UUIDCol < 0 {
+		return false
+	}
+	for _, r := range t.Rows {
+		if r[t.UUIDCol].s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// UUIDRange says which ids the table has: "its ids go from 1 to 1,000".
+func (t *RequestTable) UUIDRange() string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range t.Rows {
+		if c := r[max(0, t.UUIDCol)]; c.isN {
+			lo, hi = math.Min(lo, c.num), math.Max(hi, c.num)
+		}
+	}
+	if lo > hi {
+		return "it has no requests"
+	}
+	return "its ids go from " + metrics.Format(lo) + " to " + metrics.Format(hi)
 }
 
 // Sort orders rows by column col; sorting by the same column again flips
@@ -171,15 +246,32 @@ func (t *RequestTable) PageRows() [][]string {
 // SetPage moves to page p, clamped to the valid range.
 func (t *RequestTable) SetPage(p int) { t.Page = max(0, min(p, t.Pages()-1)) }
 
-// CSV renders every row (in the current order) as CSV.
+// CSV renders every row (in the current order) as CSV, the TTFT breakdown
+// as one ttft_breakdown_ms.<part> column per part (empty without a first
+// token).
 func (t *RequestTable) CSV() string {
 	var b strings.Builder
 	w := csv.NewWriter(&b)
-	_ = w.Write(t.Columns)
+	head := slices.Clone(t.Columns)
+	for _, p := range t.parts {
+		head = append(head, breakdownField+"."+p)
+	}
+	_ = w.Write(head)
 	for _, r := range t.Rows {
-		rec := make([]string, len(r))
+		rec := make([]string, len(r), len(head))
 		for i, c := range r {
 			rec[i] = c.s
+		}
+		if len(t.parts) > 0 {
+			bd := t.Breakdown[r[t.UUIDCol].s]
+			for _, p := range t.parts {
+				v, ok := bd[p]
+				if !ok {
+					rec = append(rec, "")
+					continue
+				}
+				rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
+			}
 		}
 		_ = w.Write(rec)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dynosim/dynosim-web/core/report/metrics"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 )
@@ -22,9 +21,6 @@ const defaultSample = "default"
 // the conversation trace (TestDefaultSampleIsCLISample checks it).
 const defaultSampleBytes = 251546
 
-// Glossary is the help section's terms.
-var Glossary = metrics.Glossary
-
 // current is the run whose results are shown (the latest), nil before any.
 func (c *Root) current() *RunEntry {
 	if len(c.Runs) == 0 {
@@ -40,6 +36,7 @@ func (c *Root) show() {
 	if r == nil {
 		c.Base, c.KPIs, c.Groups, c.Speed, c.Requests, c.Table, c.RunURL = nil, nil, nil, nil, nil, "", ""
 		c.tableGen++
+		c.showExplain(nil)
 		c.pushCharts()
 		return
 	}
@@ -60,6 +57,7 @@ func (c *Root) show() {
 	c.Balance, c.Overlap = routerRows(p.Workers, sum)
 	c.Table, c.RunURL, c.Requests = r.Table, r.RunURL, r.Req
 	c.tableGen++
+	c.showExplain(r)
 	c.pushCharts()
 }
 

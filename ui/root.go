@@ -86,6 +86,10 @@ type Root struct {
 	RecError      string
 	recRun        int
 
+	// the TTFT breakdown, a request's life, a real run beside the
+	// prediction (ui/explain_ui.go, ui/real.go)
+	explainState
+
 	validateMu  sync.Mutex
 	validateGen int
 	ticker      *time.Ticker
@@ -98,6 +102,7 @@ func (c *Root) Init(ctx vugu.InitCtx) {
 	c.Config = defaultYAML
 	c.Preset = Presets[0].Name
 	c.Sample = defaultSample
+	c.OpenRun = -1
 	if d := dynosim(); d.Truthy() {
 		c.ServiceURL = jsString(d.Get("serviceURL"))
 	}
@@ -346,7 +351,7 @@ func (c *Root) Run() {
 			c.Status = "Running on the shared service (" + c.ServiceHost() + ")…"
 			c.then(dynosim().Call("runRemote", opts), func(res js.Value) {
 				if run == c.RunCount {
-					c.finish(res, key, config, label)
+					c.finish(res, key, config, label, opts)
 				}
 			}, func(msg string) {
 				if run != c.RunCount {
@@ -377,7 +382,7 @@ func (c *Root) Run() {
 			if run != c.RunCount {
 				return
 			}
-			c.finish(res, key, config, label)
+			c.finish(res, key, config, label, opts)
 		}, func(msg string) {
 			progress.Release()
 			if run != c.RunCount {
@@ -433,7 +438,9 @@ func (c *Root) startTicker(run int) {
 	}()
 }
 
-func (c *Root) finish(res js.Value, key, config, trace string) {
+// finish keeps a finished run; opts are its inputs (a request's life is a
+// replay of them).
+func (c *Root) finish(res js.Value, key, config, trace string, opts js.Value) {
 	c.stop()
 	c.Percent = 100
 	json := res.Get("json").String()
@@ -444,7 +451,7 @@ func (c *Root) finish(res js.Value, key, config, trace string) {
 	}
 	c.runSeq++
 	r := &RunEntry{ID: c.runSeq, Config: config, Trace: trace, key: key, JSON: json, report: res.Get("report"),
-		Parsed: parsed, Table: jsString(res.Get("table")), RunURL: runLink(jsString(res.Get("runURL")), c.ServiceURL)}
+		Parsed: parsed, Table: jsString(res.Get("table")), RunURL: runLink(jsString(res.Get("runURL")), c.ServiceURL), opts: opts}
 	if q := res.Get("requests"); q.Type() == js.TypeString {
 		if t, err := parseRequests([]byte(q.String())); err == nil {
 			r.Req = t
@@ -507,6 +514,7 @@ func (c *Root) syncDOM() {
 		v.Call("remount")
 	}
 	c.syncRunNames(doc)
+	c.syncExplain(doc)
 	if el := doc.Call("getElementById", "console-table"); el.Truthy() {
 		// (also when a render emptied it: the template gives it no children)
 		g := el.Get("dynosimGen")

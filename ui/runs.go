@@ -22,6 +22,7 @@ type RunEntry struct {
 	Table  string
 	Req    *RequestTable
 	RunURL string
+	opts   js.Value // the inputs it ran with (dynosim.runRaw's options)
 }
 
 // maxRuns is how many runs the compare list keeps (the oldest goes first).

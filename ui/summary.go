@@ -12,13 +12,16 @@ import (
 )
 
 // parsedReport is what the page reads of a report: the summary (null → NaN),
-// the SLA, the deployment, the warnings and the workers' shares.
+// the SLA, the deployment, the warnings, the workers' shares, the TTFT
+// breakdown and the watched request's timeline.
 type parsedReport struct {
 	Summary    map[string]float64
 	SLA        *slaInfo
 	Deployment deployment
 	Warnings   []string
 	Workers    []workerShare
+	Breakdown  *ttftBreakdown
+	Timeline   *requestTimeline
 }
 
 type slaInfo struct {
@@ -72,6 +75,8 @@ func parseReport(reportJSON []byte) (*parsedReport, error) {
 		Deployment deployment          `json:"deployment"`
 		Warnings   []string            `json:"warnings"`
 		Workers    []workerShare       `json:"workers"`
+		Breakdown  *ttftBreakdown      `json:"ttft_breakdown"`
+		Timeline   *requestTimeline    `json:"request_timeline"`
 	}
 	if err := json.Unmarshal(reportJSON, &r); err != nil {
 		return nil, err
@@ -83,7 +88,8 @@ func parseReport(reportJSON []byte) (*parsedReport, error) {
 			out[k] = *v
 		}
 	}
-	return &parsedReport{Summary: out, SLA: r.SLA, Deployment: r.Deployment, Warnings: r.Warnings, Workers: r.Workers}, nil
+	return &parsedReport{Summary: out, SLA: r.SLA, Deployment: r.Deployment, Warnings: r.Warnings, Workers: r.Workers,
+		Breakdown: r.Breakdown, Timeline: r.Timeline}, nil
 }
 
 // wallClock are the summary fields that measure this machine's wall time

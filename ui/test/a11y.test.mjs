@@ -3,7 +3,7 @@
 // serious or critical. Screenshots test-artifacts/a11y-<width>.png.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
@@ -67,3 +67,24 @@ for (const vp of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
     await page.close();
   });
 }
+
+// The explanations: a request's life (its list, lane chart and opened
+// passes), its TTFT bar and a real run's overlay.
+test("axe-core: no serious or critical violations with a request explained and a real run loaded", async () => {
+  const page = await openPage(browser.context, srv.url);
+  await run(page);
+  await page.locator('[data-testid="requests"] tbody tr').nth(1).click();
+  await page.waitForFunction(() => window.dynosimExplain.describe().timeline?.drawn, null, { timeout: 60000 });
+  const fold = page.locator('[data-testid="request-timeline"] li[data-event="passes"] button').first();
+  if (await fold.count()) await fold.click();
+  const fixtures = path.join(repo, "core/measured/testdata/aiperf-run1");
+  if (existsSync(fixtures)) {
+    await page.locator('[data-testid="real-input"]').setInputFiles(["profile_export_aiperf.json", "profile_export.jsonl"].map((n) => path.join(fixtures, n)));
+    await page.locator('[data-testid="real-overlay"]').waitFor({ timeout: 30000 });
+    await page.locator(".realmore summary").click();
+  }
+  assert.deepEqual(await serious(page), [], "explained");
+  await page.screenshot({ path: path.join(artifacts, "a11y-explain.png"), fullPage: true });
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"fmt"
 	"syscall/js"
 	"time"
 
@@ -25,6 +26,7 @@ func main() {
 	js.Global().Set("dynosimRecommendParse", js.FuncOf(recommendParse))
 	js.Global().Set("dynosimRecommend", js.FuncOf(recommendRun))
 	js.Global().Set("dynosimCandidateYAML", js.FuncOf(candidateYAML))
+	js.Global().Set("dynosimCompare", js.FuncOf(compare))
 	if ready := js.Global().Get("dynosimReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
 	}
@@ -34,7 +36,8 @@ func main() {
 // predict(req, onProgress) → {json, table, requests} or {error}.
 // req: {config: string, configName, trace: Uint8Array|string, traceName,
 // profile: Uint8Array, profileName, model: an HF config.json standing for
-// engine.model, modelName, capturePerRequest: bool}. With req.sets (an
+// engine.model, modelName, capturePerRequest: bool, watch: a request's uuid
+// whose life the report's request_timeline records}. With req.sets (an
 // array of PATH=VALUE) it is a recommend trial: see predictTrial.
 func predict(this js.Value, args []js.Value) (result any) {
 	defer func() {
@@ -56,6 +59,14 @@ func predict(this js.Value, args []js.Value) (result any) {
 		ProfileName:       stringOr(req.Get("profileName"), "profile.npz"),
 		ModelConfigName:   stringOr(req.Get("modelName"), "config.json"),
 		CapturePerRequest: req.Get("capturePerRequest").Truthy(),
+	}
+	if w := req.Get("watch"); w.Type() == js.TypeNumber {
+		// (a uuid beyond 2^53 cannot come from JavaScript as a number)
+		if f := w.Float(); f >= 1 && f <= 1<<53 && f == float64(uint64(f)) {
+			in.Watch = uint64(f)
+		} else {
+			return errResult(fmt.Sprintf("watch: want a request uuid (a whole number ≥ 1), got %v", f))
+		}
 	}
 	if req.Get("sets").Type() == js.TypeObject {
 		// a trial of a recommend search (see predictTrial)

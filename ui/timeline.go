@@ -1,0 +1,432 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/metrics"
+)
+
+// This file: a watched request's life (report.request_timeline) as list
+// rows. A long request is in thousands of engine passes: consecutive
+// passes of one kind on one worker fold into one row that opens, a page of
+// passes at a time, so the page never renders thousands of rows (the chart,
+// public/explain.js, draws every pass). Pure Go, tested natively.
+
+// requestTimeline mirrors report.request_timeline. Events are kept as
+// decoded JSON objects: their fields depend on the event, and an event a
+// newer core adds is still listed.
+type requestTimeline struct {
+	UUID   uint64    `json:"uuid"`
+	Events []tlEvent `json:"events"`
+}
+
+type tlEvent map[string]any
+
+func (e tlEvent) str(k string) string {
+	s, _ := e[k].(string)
+	return s
+}
+
+// num is the event's number k, NaN when absent.
+func (e tlEvent) num(k string) float64 {
+	if v, ok := e[k].(float64); ok {
+		return v
+	}
+	return math.NaN()
+}
+
+func (e tlEvent) has(k string) bool { _, ok := e[k].(float64); return ok }
+
+// zero is the event's count k: the core leaves a zero count out.
+func (e tlEvent) zero(k string) float64 {
+	if v, ok := e[k].(float64); ok {
+		return v
+	}
+	return 0
+}
+
+// TimelineRow is one row of the list: an event, or a run of passes.
+type TimelineRow struct {
+	Kind  string // CSS class and test hook: the event name, or "passes" for a run
+	Time  string // since arrival
+	Label string
+	Text  string
+	First int // a run of passes: its first pass in TimelineView.passes
+	N     int // … and how many (0: not a run)
+}
+
+// PassRow is one engine pass, formatted.
+type PassRow struct {
+	N                                     int // 1-based, over all the request's passes
+	Start, End, Pass, Batch, Tokens, Kind string
+	Prefill, Decode                       string
+}
+
+// TimelineView is what the page shows of a watched request.
+type TimelineView struct {
+	UUID  uint64
+	Head  string
+	Rows  []TimelineRow
+	Found bool
+
+	// every pass, formatted only when its page is opened (a long request
+	// is in thousands)
+	passes []passRef
+	t0     float64
+}
+
+type passRef struct {
+	e    tlEvent
+	kind string
+}
+
+// minRun is the shortest run of like passes folded into one row.
+const minRun = 4
+
+// passPage is how many passes an opened run shows at once.
+const passPage = 50
+
+// timelineView builds the list of a watched request's life.
+func timelineView(uuid uint64, tl *requestTimeline) *TimelineView {
+	v := &TimelineView{UUID: uuid}
+	if tl == nil || len(tl.Events) == 0 {
+		v.Head = fmt.Sprintf("Request %d is not in this run: it has no events. Pick an id from the Requests table.", uuid)
+		return v
+	}
+	v.Found = true
+	t0 := tl.Events[0].num("t_ms")
+	for _, e := range tl.Events {
+		if e.str("event") == "arrival" {
+			t0 = e.num("t_ms")
+			break
+		}
+	}
+	v.t0 = t0
+	since := func(t float64) string {
+		if math.IsNaN(t) {
+			return ""
+		}
+		return "+" + fmtT(t-t0)
+	}
+	firstToken := false
+	var stats struct {
+		passes, prefill, preempt int
+		worker                   string
+		ttft, end                float64
+		status                   string
+	}
+	stats.ttft, stats.end = math.NaN(), math.NaN()
+	evs := tl.Events
+	for i := 0; i < len(evs); i++ {
+		e := evs[i]
+		name := e.str("event")
+		if name == "pass" {
+			kind := passKind(e, firstToken)
+			j := i
+			for j+1 < len(evs) && evs[j+1].str("event") == "pass" && passKind(evs[j+1], firstToken) == kind && evs[j+1].num("worker") == e.num("worker") {
+				j++
+			}
+			first := len(v.passes)
+			for k := i; k <= j; k++ {
+				v.passes = append(v.passes, passRef{evs[k], kind})
+			}
+			stats.passes += j - i + 1
+			if kind == "Prefill pass" {
+				stats.prefill += j - i + 1
+			}
+			if j-i+1 >= minRun {
+				v.Rows = append(v.Rows, passRun(evs[i:j+1], kind, since, first))
+			} else {
+				for k := i; k <= j; k++ {
+					v.Rows = append(v.Rows, TimelineRow{Kind: "pass", Time: since(evs[k].num("t_ms")), Label: kind, Text: passText(evs[k])})
+				}
+			}
+			i = j
+			continue
+		}
+		row := TimelineRow{Kind: name, Time: since(e.num("t_ms"))}
+		row.Label, row.Text = eventText(e, t0)
+		switch name {
+		case "routed":
+			stats.worker = workerName(e)
+		case "first_token":
+			firstToken = true
+			stats.ttft = e.num("t_ms") - t0
+		case "preempted":
+			stats.preempt++
+		case "completed", "rejected":
+			stats.status, stats.end = name, e.num("t_ms")-t0
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	head := fmt.Sprintf("Request %d", uuid)
+	if a := evs[0]; a.str("event") == "arrival" {
+		head += fmt.Sprintf(": %s-token prompt, %s output tokens", count(a.num("input_length")), count(a.num("output_length")))
+	}
+	var parts []string
+	if !math.IsNaN(stats.ttft) {
+		parts = append(parts, "first token after "+fmtMs(stats.ttft))
+	}
+	switch stats.status {
+	case "completed":
+		parts = append(parts, "completed after "+fmtMs(stats.end))
+	case "rejected":
+		parts = append(parts, "rejected after "+fmtMs(stats.end))
+	default:
+		parts = append(parts, "unfinished when the run ended")
+	}
+	if stats.worker != "" {
+		parts = append(parts, "on "+stats.worker)
+	}
+	p := fmt.Sprintf("in %s engine pass%s", metrics.Format(float64(stats.passes)), map[bool]string{true: "", false: "es"}[stats.passes == 1])
+	if stats.prefill > 0 {
+		p += fmt.Sprintf(" (%d prefill)", stats.prefill)
+	}
+	parts = append(parts, p)
+	if stats.preempt > 0 {
+		parts = append(parts, fmt.Sprintf("preempted %d×", stats.preempt))
+	}
+	v.Head = head + "; " + strings.Join(parts, ", ") + "."
+	return v
+}
+
+// passKind names a pass by what it did for the request: computed prompt
+// only (no token), emitted the first token, or decoded.
+func passKind(e tlEvent, afterFirst bool) string {
+	switch {
+	case e.str("pool") == "prefill":
+		// (a disaggregated prefill worker's last chunk emits a token the
+		// decode side computes again; the first token is the decode side's)
+		return "Prefill pass"
+	case e.zero("tokens") > 0 && afterFirst:
+		return "Decode pass"
+	case e.zero("tokens") > 0:
+		return "First-token pass"
+	}
+	return "Prefill pass"
+}
+
+func passRow(n int, e tlEvent, kind string, since func(float64) string) PassRow {
+	return PassRow{N: n, Kind: kind, Start: since(e.num("t_ms")), End: since(e.num("end_ms")), Pass: fmtMs(e.num("pass_ms")),
+		Batch: count(e.zero("batch_requests")), Prefill: count(e.zero("prefill_tokens")), Decode: count(e.zero("decode_tokens")),
+		Tokens: count(e.zero("tokens"))}
+}
+
+// passText describes one pass.
+func passText(e tlEvent) string {
+	return fmt.Sprintf("%s on worker %s, %s in the batch (%s prefill + %s decode tokens), emitted %s",
+		fmtMs(e.num("pass_ms")), count(e.num("worker")), requests(e.zero("batch_requests")), count(e.zero("prefill_tokens")),
+		count(e.zero("decode_tokens")), tokens(e.zero("tokens")))
+}
+
+// passRun folds a run of like passes into one row with their ranges.
+func passRun(run []tlEvent, kind string, since func(float64) string, first int) TimelineRow {
+	var batch, pass, emitted rangeStat
+	for _, e := range run {
+		batch.add(e.zero("batch_requests"))
+		pass.add(e.num("pass_ms"))
+		emitted.add(e.zero("tokens"))
+	}
+	last := run[len(run)-1]
+	end := last.num("end_ms")
+	if math.IsNaN(end) {
+		end = last.num("t_ms")
+	}
+	text := fmt.Sprintf("%s passes on worker %s until %s: emitted %s; batch %s requests (mean %.1f); pass time %s–%s (mean %s)",
+		metrics.Format(float64(len(run))), count(run[0].num("worker")), since(end), tokens(emitted.sum),
+		intRange(batch), batch.mean(), fmtMs(pass.lo), fmtMs(pass.hi), fmtMs(pass.mean()))
+	return TimelineRow{Kind: "passes", Time: since(run[0].num("t_ms")), Label: kind + "es", Text: text, First: first, N: len(run)}
+}
+
+type rangeStat struct {
+	lo, hi, sum float64
+	n           int
+}
+
+func (r *rangeStat) add(v float64) {
+	if math.IsNaN(v) {
+		return
+	}
+	if r.n == 0 || v < r.lo {
+		r.lo = v
+	}
+	if r.n == 0 || v > r.hi {
+		r.hi = v
+	}
+	r.sum += v
+	r.n++
+}
+
+func (r *rangeStat) mean() float64 {
+	if r.n == 0 {
+		return math.NaN()
+	}
+	return r.sum / float64(r.n)
+}
+
+func intRange(r rangeStat) string {
+	if r.lo == r.hi {
+		return count(r.lo)
+	}
+	return count(r.lo) + "–" + count(r.hi)
+}
+
+// eventText is an event's label and details (all fields but the time).
+func eventText(e tlEvent, t0 float64) (string, string) {
+	var d []string
+	add := func(format string, k string) {
+		if e.has(k) {
+			d = append(d, fmt.Sprintf(format, count(e.num(k))))
+		}
+	}
+	switch e.str("event") {
+	case "arrival":
+		add("%s prompt tokens", "input_length")
+		add("%s output tokens requested", "output_length")
+		return "Arrival", strings.Join(d, ", ")
+	case "routed":
+		s := "to " + workerName(e)
+		if e.has("overlap_tokens") {
+			s += ", the router saw " + count(e.num("overlap_tokens")) + " of its prompt tokens cached there"
+		}
+		return "Routed", s
+	case "admitted":
+		if e.has("worker") {
+			d = append(d, "by "+workerName(e))
+		}
+		if e.has("reused_tokens") {
+			d = append(d, count(e.num("reused_tokens"))+" prompt tokens reused from the prefix cache")
+		}
+		return "Admitted", strings.Join(d, ", ")
+	case "prefill_done":
+		s := "the prompt is computed"
+		if e.has("worker") {
+			s += " on " + workerName(e)
+		}
+		return "Prefill done", s + "; its KV cache waits to move to the decode side"
+	case "first_token":
+		return "First token", "TTFT " + fmtMs(e.num("t_ms")-t0)
+	case "preempted":
+		s := "its KV cache is freed and its work so far is lost; it waits to be admitted again"
+		if e.has("worker") {
+			s = "on " + workerName(e) + ": " + s
+		}
+		return "Preempted", s
+	case "kv_transfer":
+		s := fmtMs(e.num("end_ms") - e.num("t_ms"))
+		if e.has("tokens") {
+			s += " for " + count(e.num("tokens")) + " tokens"
+		}
+		if e.has("bytes") {
+			s += " (" + decimalBytes(e.num("bytes")) + ")"
+		}
+		return "KV transfer", s
+	case "completed":
+		s := "E2E " + fmtMs(e.num("t_ms")-t0)
+		if e.has("output_length") {
+			s = count(e.num("output_length")) + " output tokens, " + s
+		}
+		return "Completed", s
+	case "rejected":
+		return "Rejected", strings.ReplaceAll(e.str("reason"), "_", " ")
+	}
+	// an event this page does not know: its fields as they are
+	keys := make([]string, 0, len(e))
+	for k := range e {
+		if k != "event" && k != "t_ms" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		d = append(d, k+" "+fmt.Sprint(e[k]))
+	}
+	return strings.ReplaceAll(e.str("event"), "_", " "), strings.Join(d, ", ")
+}
+
+// workerName is "aggregated worker 0 (DP rank 1)".
+func workerName(e tlEvent) string {
+	s := "worker " + count(e.num("worker"))
+	if p := e.str("pool"); p != "" {
+		s = p + " " + s
+	}
+	if e.has("dp_rank") && e.num("dp_rank") > 0 {
+		s += " (DP rank " + count(e.num("dp_rank")) + ")"
+	}
+	return s
+}
+
+// count prints a whole number ("—" when absent).
+func count(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return metrics.Format(v)
+}
+
+// decimalBytes prints a size in decimal units, as the topology's KV link.
+func decimalBytes(b float64) string {
+	switch {
+	case b >= 1e9:
+		return strconv.FormatFloat(b/1e9, 'f', 2, 64) + " GB"
+	case b >= 1e6:
+		return strconv.FormatFloat(b/1e6, 'f', 1, 64) + " MB"
+	case b >= 1e3:
+		return strconv.FormatFloat(b/1e3, 'f', 1, 64) + " kB"
+	}
+	return strconv.FormatFloat(b, 'f', 0, 64) + " B"
+}
+
+func requests(v float64) string {
+	if v == 1 {
+		return "1 request"
+	}
+	return count(v) + " requests"
+}
+
+// fmtT prints a time since arrival: fmtMs without the human duration.
+func fmtT(v float64) string {
+	if math.Abs(v) >= 1000 && !math.IsInf(v, 0) {
+		return metrics.Format(math.Round(v)) + " ms"
+	}
+	return fmtMs(v)
+}
+
+func tokens(v float64) string {
+	if v == 1 {
+		return "1 token"
+	}
+	return count(v) + " tokens"
+}
+
+// PassesPage is page p of the run of n passes from first.
+func (v *TimelineView) PassesPage(first, n, p int) []PassRow {
+	lo := min(first+p*passPage, first+n)
+	hi := min(lo+passPage, first+n)
+	if lo < 0 || hi > len(v.passes) {
+		return nil
+	}
+	since := func(t float64) string { return "+" + fmtT(t-v.t0) }
+	out := make([]PassRow, 0, hi-lo)
+	for k := lo; k < hi; k++ {
+		out = append(out, passRow(k+1, v.passes[k].e, v.passes[k].kind, since))
+	}
+	return out
+}
+
+// runPages is the number of pages of a run of n passes.
+func runPages(n int) int { return max(1, (n+passPage-1)/passPage) }
+
+// parseUUID reads a request id typed by the user.
+func parseUUID(s string) (uint64, error) {
+	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "#"))
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("request id %q: enter a whole number ≥ 1 (the uuid column of the Requests table)", s)
+	}
+	return n, nil
+}
