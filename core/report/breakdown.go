@@ -116,35 +116,38 @@ func (c *Collector) breakdown(q *record) *Breakdown {
 }
 
 // breakdownSection summarises the parts over the requests of the TTFT
-// distribution (completed, with a first token).
+// distribution (completed, with a first token). One part at a time, in
+// one reused buffer: cutting a TTFT is ten subtractions, cheaper than
+// keeping every request's parts.
 func (c *Collector) breakdownSection(disagg bool) *BreakdownSection {
-	var vals [nParts][]float64
-	var sums [nParts]timing.Time
 	var total timing.Time
 	n := 0
 	for i := range c.recs {
-		q := &c.recs[i]
-		if q.status != Completed || q.tokens == 0 {
-			continue
+		if q := &c.recs[i]; q.status == Completed && q.tokens > 0 {
+			total += q.first - q.arrival
+			n++
 		}
-		p := c.parts(q)
-		for k, d := range p {
-			sums[k] += d
-			vals[k] = append(vals[k], d.Ms())
-		}
-		total += q.first - q.arrival
-		n++
 	}
 	if n == 0 {
 		return nil
 	}
 	s := &BreakdownSection{Requests: n, MeanTTFTMs: total.Ms() / float64(n)}
+	vals := make([]float64, 0, n)
 	for k, p := range metrics.TTFTParts {
 		if disaggParts[k] && !disagg {
 			continue
 		}
-		d := exactDist(vals[k])
-		s.Parts = append(s.Parts, BreakdownPart{Part: p.Key, MeanMs: sums[k].Ms() / float64(n), P50Ms: d.pct[0], P99Ms: d.pct[4]})
+		var sum timing.Time
+		vals = vals[:0]
+		for i := range c.recs {
+			if q := &c.recs[i]; q.status == Completed && q.tokens > 0 {
+				d := c.parts(q)[k]
+				sum += d
+				vals = append(vals, d.Ms())
+			}
+		}
+		d := exactDist(vals)
+		s.Parts = append(s.Parts, BreakdownPart{Part: p.Key, MeanMs: sum.Ms() / float64(n), P50Ms: d.pct[0], P99Ms: d.pct[4]})
 	}
 	return s
 }

@@ -92,9 +92,12 @@ func (c *Collector) Route(id uint64, worker, rank int, t timing.Time, overlap in
 	r.worker, r.rank = int32(worker), int32(rank)
 	r.placed, r.overlap = t, int32(overlap)
 	if id == c.watch {
-		e := TimelineEvent{At: t, Event: "routed", Worker: &worker, DPRank: &rank}
-		if overlap >= 0 {
-			e.OverlapTokens = &overlap
+		// Copies: a parameter whose address is kept would be moved to the
+		// heap on every call, watched or not.
+		w, rk, o := worker, rank, overlap
+		e := TimelineEvent{At: t, Event: "routed", Worker: &w, DPRank: &rk}
+		if o >= 0 {
+			e.OverlapTokens = &o
 		}
 		c.event(e)
 	}
@@ -112,7 +115,8 @@ func (c *Collector) Admit(id uint64, t timing.Time, reused int, again bool) {
 		r.lastAdmit = t
 	}
 	if id == c.watch && (again || r.firstAdmit == t) {
-		c.event(TimelineEvent{At: t, Event: "admitted", ReusedTokens: &reused})
+		n := reused // a copy, as in Route
+		c.event(TimelineEvent{At: t, Event: "admitted", ReusedTokens: &n})
 	}
 	r.reused = max(r.reused, int32(reused))
 	c.Series.admit(t, r.input, reused)

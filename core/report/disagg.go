@@ -31,7 +31,8 @@ func (c *Collector) Decode(id uint64, worker, rank int, t timing.Time) {
 	r.x.pworker, r.x.prank = r.worker, r.rank
 	r.worker, r.rank = int32(worker), int32(rank)
 	if id == c.watch {
-		c.event(TimelineEvent{At: t, Event: "routed", Worker: &worker, DPRank: &rank})
+		w, rk := worker, rank // copies, as in Route
+		c.event(TimelineEvent{At: t, Event: "routed", Worker: &w, DPRank: &rk})
 	}
 }
 
