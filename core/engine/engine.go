@@ -147,8 +147,10 @@ type Pass struct {
 	// Busy reports whether the pass scheduled or emitted anything; a core
 	// with requests whose passes are not busy is stuck.
 	Busy bool
-	// Watched is what the pass did for Config.Watch's request.
-	Watched Watched
+	// Watched is what the pass did for Config.Watch's request; nil when
+	// the pass did not compute or preempt it. A pointer into the core, so
+	// that the pass, reset every time, stays small.
+	Watched *Watched
 }
 
 // Watched is what one pass did for the one request a run watches
@@ -403,6 +405,7 @@ type Core struct {
 	batchISL    int
 	batchPrefix int
 	pass        Pass
+	watched     Watched // Pass.Watched points here
 	tokens      []Signal
 	rejected    []Signal
 	ready       []*seq

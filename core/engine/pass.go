@@ -82,10 +82,10 @@ func (c *Core) Step(now timing.Time) *Pass {
 		}
 	}
 
-	if p.Watched.In {
+	if w := p.Watched; w != nil && w.In {
 		for _, s := range c.running {
 			if s.pass == c.passID {
-				p.Watched.Batch++
+				w.Batch++
 			}
 		}
 	}
@@ -182,7 +182,8 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 	promptTokens := min(after, s.promptLen) - promptBefore
 	s.pass, s.passTokens, s.passPrompt, s.passPre = c.passID, desired, promptTokens, promptBefore
 	if s.id == c.cfg.Watch {
-		c.pass.Watched = Watched{In: true, PrefillTokens: promptTokens, DecodeTokens: desired - promptTokens, Rank: c.cfg.DPRank}
+		c.watched = Watched{In: true, PrefillTokens: promptTokens, DecodeTokens: desired - promptTokens, Rank: c.cfg.DPRank}
+		c.pass.Watched = &c.watched
 	}
 	if promptTokens > 0 {
 		c.batchCount++
@@ -238,7 +239,8 @@ func (c *Core) preempt() *seq {
 		v.pass = 0
 	}
 	if v.id == c.cfg.Watch {
-		c.pass.Watched = Watched{Preempted: true, Rank: c.cfg.DPRank}
+		c.watched = Watched{Preempted: true, Rank: c.cfg.DPRank}
+		c.pass.Watched = &c.watched
 	}
 	c.kv.Release(&v.lease)
 	v.status = preempted

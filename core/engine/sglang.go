@@ -126,6 +126,7 @@ type SGLangCore struct {
 	counters                          Counters
 
 	pass      Pass
+	watched   Watched // Pass.Watched points here
 	batch     []*sgReq
 	retracted []*sgReq
 	reserve   []int32
@@ -833,6 +834,9 @@ func (c *SGLangCore) watch(p *Pass) {
 	for _, r := range c.retracted {
 		w.Preempted = w.Preempted || r.id == c.cfg.Watch
 	}
+	if !w.In && !w.Preempted {
+		return
+	}
 	if w.In {
 		// The decodes, and the chunks still short of their prompt (a
 		// prompt that completed decodes in the same pass).
@@ -843,5 +847,6 @@ func (c *SGLangCore) watch(p *Pass) {
 			}
 		}
 	}
-	p.Watched = w
+	c.watched = w
+	p.Watched = &c.watched
 }

@@ -64,7 +64,7 @@ func (w *Worker) Step(now timing.Time) *Pass {
 		m.Events = append(m.Events, p.Events...)
 		m.Reserved = append(m.Reserved, p.Reserved...)
 		m.Busy = m.Busy || p.Busy
-		if p.Watched.In || p.Watched.Preempted {
+		if p.Watched != nil {
 			m.Watched = p.Watched
 		}
 		m.Counters.add(p.Counters)

@@ -310,7 +310,7 @@ func (l *Loop) Report() (*report.Report, error) {
 // watched records worker i's pass p in the watched request's timeline:
 // what it computed for the request, or its preemption.
 func (l *Loop) watched(i int, p *engine.Pass) {
-	w, id := p.Watched, l.col.Watching()
+	w, id := *p.Watched, l.col.Watching()
 	if w.Preempted {
 		l.col.WatchedPass(report.TimelineEvent{At: p.Start, Event: "preempted", Worker: &i, DPRank: &w.Rank})
 	}
@@ -452,7 +452,7 @@ func (l *Loop) apply(i int) error {
 		}
 		l.col.Admit(a.ID, p.Start, a.Reused, a.Again)
 	}
-	if w := p.Watched; w.In || w.Preempted {
+	if p.Watched != nil {
 		l.watched(i, p)
 	}
 	for _, s := range p.Signals {
