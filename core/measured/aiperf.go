@@ -112,15 +112,12 @@ func parseAIPerfSummary(r *Run, name string, top map[string]json.RawMessage) err
 		}
 		var pts []qv
 		for _, st := range aiperfStats {
-			v, ok, err := number(m[st.name])
+			v, ok, err := measure(m[st.name])
 			if err != nil {
 				return fmt.Errorf("%s: %s.%s: %v", name, tag, st.name, err)
 			}
 			if !ok {
 				continue
-			}
-			if err := check(v); err != nil {
-				return fmt.Errorf("%s: %s.%s: %v", name, tag, st.name, err)
 			}
 			v *= scale
 			if st.prefix != "" {
@@ -147,15 +144,12 @@ func parseAIPerfSummary(r *Run, name string, top map[string]json.RawMessage) err
 		if err != nil {
 			return err
 		}
-		v, ok, err := number(m["avg"])
+		v, ok, err := measure(m["avg"])
 		if err != nil {
 			return fmt.Errorf("%s: %s.avg: %v", name, tag, err)
 		}
 		if !ok {
 			continue
-		}
-		if err := check(v); err != nil {
-			return fmt.Errorf("%s: %s.avg: %v", name, tag, err)
 		}
 		r.Summary[s.key] = v * scale
 	}
@@ -181,6 +175,16 @@ func unitScale(name, tag string, m map[string]json.RawMessage, isTime bool, unit
 		return 1, nil
 	}
 	return 0, fmt.Errorf("%s: %s.unit: want %s, got %q", name, tag, strings.Join(units, " or "), unit)
+}
+
+// measure reads a measured value: a JSON number, finite and ≥ 0; absent
+// or null is (0, false).
+func measure(raw json.RawMessage) (float64, bool, error) {
+	v, ok, err := number(raw)
+	if err == nil && ok {
+		err = check(v)
+	}
+	return v, ok && err == nil, err
 }
 
 // number reads a JSON number; absent or null is (0, false).
@@ -371,11 +375,8 @@ func metricValue(raw json.RawMessage) (float64, bool, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return 0, false, fmt.Errorf("must be {value, unit}")
 	}
-	v, ok, err := number(m.Value)
+	v, ok, err := measure(m.Value)
 	if err != nil || !ok {
-		return 0, false, err
-	}
-	if err := check(v); err != nil {
 		return 0, false, err
 	}
 	if f := msPer(m.Unit); f > 0 {

@@ -45,15 +45,12 @@ func parseVLLM(r *Run, name string, top map[string]json.RawMessage) error {
 	}
 	r.startTimes = hasKey(top, "start_times")
 	for _, s := range vllmScalars {
-		v, ok, err := number(top[s.key])
+		v, ok, err := measure(top[s.key])
 		if err != nil {
 			return fmt.Errorf("%s: %s: %v", name, s.key, err)
 		}
 		if !ok {
 			continue
-		}
-		if err := check(v); err != nil {
-			return fmt.Errorf("%s: %s: %v", name, s.key, err)
 		}
 		r.Summary[s.report] = v * s.scale
 	}
@@ -86,15 +83,12 @@ func parseVLLM(r *Run, name string, top map[string]json.RawMessage) error {
 		default:
 			continue
 		}
-		v, ok, err := number(top[k])
+		v, ok, err := measure(top[k])
 		if err != nil {
 			return fmt.Errorf("%s: %s: %v", name, k, err)
 		}
 		if !ok {
 			continue
-		}
-		if err := check(v); err != nil {
-			return fmt.Errorf("%s: %s: %v", name, k, err)
 		}
 		switch {
 		case stat == "mean" || stat == "std" || stat == "median":
