@@ -184,7 +184,7 @@ func (l *Loop) decodeWorker(id uint64) (int, int, error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("replay: request %d: the decode pool's router held it (a decode router must not queue)", id)
 	}
-	w := pool.first + pl.Worker
+	w := pool.members[pl.Worker]
 	l.col.Decode(id, w, pl.Rank, l.now)
 	x := &l.xs[id-1]
 	x.dw, x.dr = int32(w), int32(pl.Rank)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/report"
@@ -63,6 +64,9 @@ type Options struct {
 	// after it arrives. It counts in TTFT and E2E, not in the router's
 	// queue time.
 	Frontend timing.Time
+
+	// Scaling puts a planner in the loop (scale.go); nil: static pools.
+	Scaling *Scaling
 }
 
 // ErrCanceled is returned when Progress asks to stop.
@@ -103,6 +107,11 @@ type wstate struct {
 	// Options.AsyncScheduling: the engine sees them after its next pass
 	// starts (that pass was planned while this one ran).
 	deferred []deferred
+	// The planner's lifecycle (scale.go): the state, when the worker was
+	// added and removed, and its last pass's FPM.
+	state       wstatus
+	added, gone timing.Time
+	fpm         engine.FPM
 }
 
 // deferred is a placed request not yet submitted to its rank.
@@ -115,6 +124,7 @@ type deferred struct {
 type reqInfo struct {
 	session, turn int32
 	arrival       timing.Time
+	first         timing.Time // first token (planner runs: the traffic's TTFT and ITL)
 }
 
 // Loop is the cluster event loop of one replay.
@@ -132,7 +142,8 @@ type Loop struct {
 	reqs     []reqInfo
 	waiting  []uint64 // ids of the requests the router holds, in arrival order
 	xfer     *Transfer
-	xs       []xstate // disaggregated: handoff state by id − 1
+	sc       *scaleState // the planner in the loop; nil: static pools
+	xs       []xstate    // disaggregated: handoff state by id − 1
 	released int
 	passes   int
 	steps    int
@@ -146,17 +157,19 @@ type Loop struct {
 	promptTokens, outputTokens int
 }
 
-// poolState is a pool with its workers' offset in Loop.ws; it is the
-// router's read-only View of the pool.
+// poolState is a pool with its workers' global indices in Loop.ws (the
+// initial ones pool by pool, the planner's appended); it is the router's
+// read-only View of the pool, indexed by slot, which never moves.
 type poolState struct {
 	Pool
-	l     *Loop
-	first int
+	l       *Loop
+	members []int // slot → global worker index
 }
 
 func (p *poolState) Workers() int           { return len(p.Pool.Workers) }
 func (p *poolState) Ranks(w int) int        { return len(p.Pool.Workers[w].Ranks) }
-func (p *poolState) Load(w int) router.Load { return p.l.ws[p.first+w].seen }
+func (p *poolState) Load(w int) router.Load { return p.l.ws[p.members[w]].seen }
+func (p *poolState) Routable(w int) bool    { return p.l.ws[p.members[w]].state == active }
 
 // New returns a loop at virtual time 0. Requests enter the first pool.
 func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
@@ -172,9 +185,11 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 		l.total = min(l.total, opt.MaxRequests)
 	}
 	for i, p := range pools {
-		l.pools = append(l.pools, poolState{Pool: p, l: l, first: len(l.ws)})
+		p.Workers = slices.Clone(p.Workers) // the planner appends to its own copy
+		l.pools = append(l.pools, poolState{Pool: p, l: l})
 		for w, wk := range p.Workers {
-			l.ws = append(l.ws, wstate{pool: i, index: w, seen: router.Load{TotalBlocks: wk.Metrics().TotalBlocks}})
+			l.pools[i].members = append(l.pools[i].members, len(l.ws))
+			l.ws = append(l.ws, wstate{pool: i, index: w, seen: routerLoad(wk)})
 			l.workers = append(l.workers, wk)
 		}
 	}
@@ -199,6 +214,9 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	l.col = report.NewCollector(l.total, len(l.ws), opt.Capture)
 	l.col.Watch(opt.Watch)
 	l.col.Frontend = opt.Frontend
+	if err := l.startScaling(opt.Scaling); err != nil {
+		return nil, err
+	}
 	l.reqs = make([]reqInfo, 0, l.total)
 	if l.xfer != nil {
 		l.xs = make([]xstate, 0, l.total)
@@ -285,6 +303,8 @@ func (l *Loop) Report() (*report.Report, error) {
 	for i := range l.ws {
 		stats[i] = l.ws[i].stats
 		stats[i].Worker = i
+		stats[i].Pool = l.pools[l.ws[i].pool].Name
+		l.provisioned(&stats[i], i)
 		m := l.workers[i].Metrics()
 		stats[i].Preemptions = m.Preemptions
 		stats[i].TotalBlocks = m.TotalBlocks
@@ -293,6 +313,9 @@ func (l *Loop) Report() (*report.Report, error) {
 		stats[i].AcceptedTokens, stats[i].DecodeForwards = m.AcceptedTokens, m.DecodeForwards
 	}
 	info := report.RunInfo{Workers: stats, ClockEnd: l.now, SLA: l.opt.SLA, StopReason: l.stop}
+	if l.sc != nil {
+		info.Planner = &l.sc.report
+	}
 	for _, p := range l.pools {
 		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Workers: p.Workers(), GPUsPerWorker: p.GPUs})
 	}
@@ -343,6 +366,8 @@ func (l *Loop) settle() error {
 				err = l.transferDone(e.req)
 			case Dispatch:
 				err = l.dispatch(e.req)
+			case WorkerReady:
+				l.ready(int(e.worker))
 			default:
 				err = fmt.Errorf("replay: event kind %d has no handler", e.kind)
 			}
@@ -416,13 +441,18 @@ func (l *Loop) settle() error {
 			}
 			l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i)})
 		}
-		if l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind > Arrival {
-			// Later-phase kinds (draining, removal, planner) get their
-			// handlers here as they gain producers.
+		if l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind > Arrival && !l.tickDue() {
 			return fmt.Errorf("replay: event kind %d has no handler", l.q.top().kind)
 		}
 		if !changed {
-			return nil
+			if !l.tickDue() {
+				return nil
+			}
+			// The planner ticks after same-time settlement, and what it
+			// changes settles again.
+			if err := l.tick(); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -451,6 +481,13 @@ func (l *Loop) apply(i int) error {
 			continue
 		}
 		l.col.Admit(a.ID, p.Start, a.Reused, a.Again)
+		if l.sc != nil && !a.Again {
+			l.sc.traffic.prompt += l.turn(a.ID).Input
+			l.sc.traffic.reused += a.Reused
+		}
+	}
+	if l.sc != nil {
+		l.observePass(i, p)
 	}
 	if p.Watched != nil {
 		l.watched(i, p)
@@ -465,6 +502,7 @@ func (l *Loop) apply(i int) error {
 		if s.HasToken {
 			if l.col.Token(s.ID, p.Start, p.End) == 1 {
 				pool.Router.PrefillDone(s.ID, l.now)
+				l.reqs[s.ID-1].first = p.End
 			}
 			st.stats.OutputTokens++
 		}
@@ -478,12 +516,18 @@ func (l *Loop) apply(i int) error {
 			l.terminal(s.ID, why)
 		}
 	}
+	if l.sc != nil && st.state == draining {
+		l.retireIfDone(i)
+	}
 	return nil
 }
 
 // terminal ends request id: completed if why is "", else rejected.
 func (l *Loop) terminal(id uint64, why string) {
 	l.col.Terminal(id, l.now, why)
+	if l.sc != nil {
+		l.sc.finished(l, id, why)
+	}
 	l.finished(id)
 }
 

@@ -39,7 +39,7 @@ func (l *Loop) place(id uint64) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	w := pool.first + pl.Worker
+	w := pool.members[pl.Worker]
 	l.col.Route(id, w, pl.Rank, l.now, pl.Overlap)
 	if l.xfer != nil {
 		return true, l.placeDisagg(id, w, pl.Rank)

@@ -131,21 +131,38 @@ func buildPools(r *Report, info RunInfo, s Summary) {
 	durMs := info.ClockEnd.Ms()
 	for _, p := range info.Pools {
 		ps := PoolStats{Name: p.Name, FirstWorker: first, Workers: p.Workers, GPUsPerWorker: p.GPUsPerWorker, GPUs: p.Workers * p.GPUsPerWorker}
-		for i := first; i < first+p.Workers && i < len(r.Workers); i++ {
+		provisioned := 0.0 // ms, planner runs
+		for i := range r.Workers {
 			w := &r.Workers[i]
-			w.Pool = p.Name
+			if w.Pool == "" && i >= first && i < first+p.Workers {
+				w.Pool = p.Name // the loop names pools; tests that build a report may not
+			}
+			if w.Pool != p.Name {
+				continue
+			}
 			ps.Requests += w.Requests
 			ps.OutputTokens += w.OutputTokens
 			ps.BusyMs += w.BusyMs
 			ps.Preemptions += w.Preemptions
+			if w.ProvisionedMs != nil {
+				provisioned += *w.ProvisionedMs
+			}
 		}
-		for i := first; i < first+p.Workers && i < len(r.Workers); i++ {
-			if ps.Requests > 0 {
+		for i := range r.Workers {
+			if r.Workers[i].Pool == p.Name && ps.Requests > 0 {
 				r.Workers[i].RequestShare = float64(r.Workers[i].Requests) / float64(ps.Requests)
 			}
 		}
 		ps.Utilization = nullable(ps.BusyMs / (float64(p.Workers) * durMs))
 		ws := float64(p.Workers) * durMs / 1000
+		if info.Planner != nil {
+			// Workers came and went: their provisioned time, not the
+			// pool's size × the duration, and the most provisioned at once.
+			ps.Utilization = nullable(ps.BusyMs / provisioned)
+			ws = provisioned / 1000
+			ps.Workers = info.Planner.peak(p.Name)
+			ps.GPUs = ps.Workers * p.GPUsPerWorker
+		}
 		role := "decode" // the reference's accounting names an aggregated pool decode
 		if p.Name == "prefill" {
 			role = "prefill"

@@ -28,6 +28,7 @@ type Report struct {
 	KVTransfer    *TransferStats    `json:"kv_transfer,omitempty"` // disaggregated runs
 	Engine        EngineStats       `json:"engine"`
 	Distributions Distributions     `json:"distributions"`
+	Planner       *PlannerReport    `json:"planner,omitempty"`          // planner runs
 	TTFTBreakdown *BreakdownSection `json:"ttft_breakdown,omitempty"`   // absent when no request got a token
 	Timeline      *Timeline         `json:"request_timeline,omitempty"` // the watched request (Inputs.Watch)
 	TimeSeries    TimeSeries        `json:"timeseries"`
@@ -99,21 +100,26 @@ type Outcomes struct {
 
 // WorkerStats are per-worker counters.
 type WorkerStats struct {
-	Worker          int     `json:"worker"`
-	Pool            string  `json:"pool"` // aggregated | prefill | decode
-	Requests        int     `json:"requests"`
-	RequestShare    float64 `json:"request_share"` // of the requests routed to its pool: the router's balance
-	OutputTokens    int     `json:"output_tokens"`
-	Passes          int     `json:"passes"`
-	BusyMs          float64 `json:"busy_ms"`
-	Preemptions     int     `json:"preemptions"`
-	PeakActiveBlock int     `json:"peak_active_blocks"`
-	TotalBlocks     int     `json:"total_blocks"`
-	Retractions     int     `json:"retractions"`      // SGLang; included in preemptions
-	CacheHitTokens  int     `json:"cache_hit_tokens"` // SGLang prefill prefix tokens
-	CacheTokens     int     `json:"cache_total_tokens"`
-	AcceptedTokens  int     `json:"accepted_tokens"` // tokens emitted by decode forwards
-	DecodeForwards  int     `json:"decode_forwards"` // request-forwards that emitted them
+	Worker int    `json:"worker"`
+	Pool   string `json:"pool"` // aggregated | prefill | decode
+	// Planner runs: when the worker was added and removed (null: there at
+	// the start, or to the end), and how long it was provisioned.
+	AddedMs         *float64 `json:"added_ms,omitempty"`
+	RemovedMs       *float64 `json:"removed_ms,omitempty"`
+	ProvisionedMs   *float64 `json:"provisioned_ms,omitempty"`
+	Requests        int      `json:"requests"`
+	RequestShare    float64  `json:"request_share"` // of the requests routed to its pool: the router's balance
+	OutputTokens    int      `json:"output_tokens"`
+	Passes          int      `json:"passes"`
+	BusyMs          float64  `json:"busy_ms"`
+	Preemptions     int      `json:"preemptions"`
+	PeakActiveBlock int      `json:"peak_active_blocks"`
+	TotalBlocks     int      `json:"total_blocks"`
+	Retractions     int      `json:"retractions"`      // SGLang; included in preemptions
+	CacheHitTokens  int      `json:"cache_hit_tokens"` // SGLang prefill prefix tokens
+	CacheTokens     int      `json:"cache_total_tokens"`
+	AcceptedTokens  int      `json:"accepted_tokens"` // tokens emitted by decode forwards
+	DecodeForwards  int      `json:"decode_forwards"` // request-forwards that emitted them
 }
 
 // EngineStats are the per-engine counters summed over workers.
@@ -179,7 +185,8 @@ type SLA struct{ TTFTMs, ITLMs, E2EMs float64 }
 
 // RunInfo is what the driver knows beyond the per-request records.
 type RunInfo struct {
-	Workers    []WorkerStats // pool by pool
+	Workers    []WorkerStats // pool by pool, then the planner's in the order it added them
+	Planner    *PlannerReport
 	Pools      []PoolInfo
 	Transfer   *TransferInfo // disaggregated runs
 	ClockEnd   timing.Time   // virtual time when the replay stopped
@@ -281,6 +288,12 @@ func Build(c *Collector, info RunInfo) *Report {
 		"mean_router_queue_ms":           queueMs / float64(completed),
 	}
 	buildPools(r, info, s)
+	if p := info.Planner; p != nil {
+		p.GPUHours = s["gpu_hours"]
+		mean := p.GPUHours * 3600 / durS
+		p.MeanGPUs, s["mean_gpus"] = nullable(mean), mean
+		r.Planner = p
+	}
 	if info.Transfer != nil {
 		r.KVTransfer = buildTransfer(c, info.Transfer, s)
 	}
@@ -478,6 +491,7 @@ func (r *Report) Table() string {
 	fmt.Fprintf(&b, "Prefix cache reused ratio: %s   First-admission reused ratio: %s\n",
 		ratio4(s["prefix_cache_reused_ratio"]), ratio4(s["first_admission_prefix_cache_reused_ratio"]))
 	r.tablePools(&b)
+	r.tablePlanner(&b)
 	r.tableBreakdown(&b)
 	fmt.Fprintf(&b, "Simulator wall time (ms): %s\n", num(s["wall_time_ms"]))
 	r.tableTimeline(&b)

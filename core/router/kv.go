@@ -102,6 +102,9 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 	isl := len(q.Prompt)
 	r.cands = r.cands[:0]
 	for w := range v.Workers() {
+		if !v.Routable(w) {
+			continue
+		}
 		for k := range v.Ranks(w) {
 			ld := r.rank(w, k)
 			overlap := r.idx.Overlap(w, k, r.hashes)

@@ -29,10 +29,14 @@ type Load struct {
 }
 
 // View is a read-only view of the workers of one pool, indexed 0..Workers()-1.
+// Indices are stable for a run: a worker the planner adds gets the next
+// one, and one that is starting, draining or removed keeps its index but
+// is not Routable.
 type View interface {
 	Workers() int
 	Ranks(worker int) int
 	Load(worker int) Load
+	Routable(worker int) bool
 }
 
 // Placement names a worker and one of its data-parallel ranks.
@@ -81,9 +85,15 @@ func NewRoundRobin() *RoundRobin { return &RoundRobin{} }
 
 // Place implements Policy.
 func (r *RoundRobin) Place(_ *Request, v View) (Placement, bool) {
-	w := r.cursor % v.Workers()
-	r.cursor = w + 1
-	return Placement{w, r.rank(w, v), -1}, true
+	n := v.Workers()
+	for range n { // the next routable worker after the last one placed on
+		w := r.cursor % n
+		r.cursor = w + 1
+		if v.Routable(w) {
+			return Placement{w, r.rank(w, v), -1}, true
+		}
+	}
+	return Placement{}, false // none routable (all starting): hold
 }
 
 func (r *RoundRobin) rank(w int, v View) int {
@@ -127,6 +137,25 @@ func NewRandom(seed uint64) *Random {
 
 // Place implements Policy.
 func (r *Random) Place(_ *Request, v View) (Placement, bool) {
-	w := r.rng.IntN(v.Workers())
-	return Placement{w, r.rank(w, v), -1}, true
+	n, k := v.Workers(), 0
+	for w := range n {
+		if v.Routable(w) {
+			k++
+		}
+	}
+	if k == 0 {
+		return Placement{}, false
+	}
+	// The j-th routable worker (all of them routable: the j-th worker, as
+	// before workers came and went).
+	j := r.rng.IntN(k)
+	for w := range n {
+		if v.Routable(w) {
+			if j == 0 {
+				return Placement{w, r.rank(w, v), -1}, true
+			}
+			j--
+		}
+	}
+	panic("unreachable")
 }

@@ -7,9 +7,10 @@ import (
 
 type view []int // ranks per worker
 
-func (v view) Workers() int    { return len(v) }
-func (v view) Ranks(w int) int { return v[w] }
-func (v view) Load(int) Load   { return Load{} }
+func (v view) Workers() int      { return len(v) }
+func (v view) Ranks(w int) int   { return v[w] }
+func (v view) Load(int) Load     { return Load{} }
+func (v view) Routable(int) bool { return true }
 
 func places(p Policy, v View, n int) (ws, rs []int) {
 	for i := range n {

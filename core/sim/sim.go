@@ -256,6 +256,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 		SLA:         report.SLA(cfg.Evaluation.SLA),
 		Transfer:    c.xfer,
 		Frontend:    c.frontend,
+		Scaling:     c.scaling,
 		// The first pool is where requests land; disaggregated handoffs
 		// keep their own timing.
 		AsyncScheduling: cfg.Engine.Mode != "disaggregated" && roles(&cfg)[0].Scheduler.AsyncScheduling,
@@ -290,6 +291,8 @@ type cluster struct {
 	dep      report.Deployment
 	warnings []string
 	frontend timing.Time // the serving frontend's latency (the roofline's engine overhead)
+	scaling  *replay.Scaling
+	ecfgs    []engine.Config // per pool, what its workers are built from
 }
 
 // cluster builds the cluster of cfg.
@@ -331,15 +334,14 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 		case "decode":
 			ecfg.Decode = true
 		}
+		ecfg.Watch = p.in.Watch
 		workers := make([]*engine.Worker, r.Parallelism.Replicas)
 		for i := range workers {
-			wc := ecfg
-			wc.Watch = p.in.Watch
-			wc.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(first+i)*1024
-			if workers[i], err = engine.NewWorker(wc, r.Parallelism.AttentionData); err != nil {
+			if workers[i], err = newWorker(cfg, ecfg, r.Parallelism.AttentionData, first+i); err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)
 			}
 		}
+		c.ecfgs = append(c.ecfgs, ecfg)
 		first += len(workers)
 		policy, err := newRouter(cfg, &ecfg, r.name == "decode")
 		if err != nil {
@@ -347,7 +349,19 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 		}
 		c.pools = append(c.pools, replay.Pool{Name: r.name, Workers: workers, Router: policy, GPUs: r.GPUs()})
 	}
+	if cfg.Planner.Policy == "enabled" {
+		var err error
+		if c.scaling, err = scaling(cfg, c.ecfgs); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
 	return c, nil
+}
+
+// newWorker builds worker id (its global index seeds its output tokens).
+func newWorker(cfg *config.Config, ec engine.Config, ranks, id int) (*engine.Worker, error) {
+	ec.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(id)*1024
+	return engine.NewWorker(ec, ranks)
 }
 
 // transfer is the handoff of a disaggregated run (spec §7): bytes per

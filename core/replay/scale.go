@@ -1,0 +1,356 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/planner"
+	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/router"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// The planner in the loop (spec §9.1): scaling ticks are events; at each
+// the planner sees a settled snapshot and returns the workers it wants per
+// pool. A new worker (a new id, a cold engine) is routable after its
+// pool's startup time; scale-down cancels pending startups first (highest
+// ids), then drains the highest-id active workers, which take no new
+// requests and leave once empty. Worker indices within a pool never move
+// (router.View): a worker that left keeps its slot, not routable.
+
+// Scaling puts a planner in the loop (Options.Scaling).
+type Scaling struct {
+	// Tick is the planner (core/planner's Planner.Tick): it sees a
+	// snapshot and returns targets per pool and its next tick; FirstMs is
+	// its first tick.
+	Tick    func(planner.Snapshot) planner.Decision
+	FirstMs float64
+	// Per pool, in Pool order: how long a new worker takes to become
+	// routable, and how to build one (id is its global worker index, for
+	// its seed).
+	Startup []timing.Time
+	New     []func(id int) (*engine.Worker, error)
+}
+
+// wstatus is a worker's place in the planner's lifecycle.
+type wstatus uint8
+
+const (
+	active   wstatus = iota // routable
+	starting                // provisioned, not routable until WorkerReady
+	draining                // finishing its requests, taking no new ones
+	removed                 // gone (or never ready): not provisioned
+)
+
+// scaleState is the planner's state in the loop.
+type scaleState struct {
+	cfg     *Scaling
+	ticks   int
+	passes  [][]planner.PassSample // per pool, since the last tick
+	traffic trafficWindow
+	report  report.PlannerReport
+}
+
+// trafficWindow accumulates the traffic of one tick interval.
+type trafficWindow struct {
+	since                timing.Time
+	requests             int
+	isl, osl             float64
+	prompt, reused       int
+	ttft, itl            float64
+	ttftN, itlN          int
+	accepted, decodeFwds int
+}
+
+// tickDue reports whether a planner tick is due now and nothing else is.
+func (l *Loop) tickDue() bool {
+	return l.sc != nil && l.q.len() > 0 && l.q.top().kind == PlannerTick && l.q.top().at <= l.now
+}
+
+// tick runs one planner tick at l.now and applies its decision.
+func (l *Loop) tick() error {
+	l.q.pop()
+	sc := l.sc
+	snap := planner.Snapshot{Tick: sc.ticks, NowMs: l.now.Ms(), Work: l.col.Done() < l.total}
+	for k := range l.pools {
+		snap.Pools = append(snap.Pools, l.poolSnapshot(k))
+		sc.passes[k] = sc.passes[k][:0]
+	}
+	snap.Traffic = sc.traffic.done(l.now)
+	sc.traffic = trafficWindow{since: l.now}
+	d := sc.cfg.Tick(snap)
+	if len(d.Targets) != len(l.pools) {
+		return fmt.Errorf("replay: the planner returned %d targets for %d pools", len(d.Targets), len(l.pools))
+	}
+	for k, t := range d.Targets {
+		if err := l.scaleTo(k, t); err != nil {
+			return err
+		}
+	}
+	sc.report.Ticks = append(sc.report.Ticks, l.tickRecord(snap, d))
+	sc.ticks++
+	if next := timing.FromMs(d.NextMs); snap.Work && !math.IsNaN(d.NextMs) && next > l.now {
+		l.q.push(event{at: next, kind: PlannerTick})
+	}
+	return nil
+}
+
+// poolSnapshot is pool k's part of the snapshot.
+func (l *Loop) poolSnapshot(k int) planner.PoolState {
+	p := &l.pools[k]
+	ps := planner.PoolState{Passes: l.sc.passes[k]}
+	for _, g := range p.members {
+		st := &l.ws[g]
+		switch st.state {
+		case starting:
+			ps.Starting++
+			continue
+		case removed:
+			continue
+		case draining:
+			ps.Draining++
+		default:
+			ps.Active++
+		}
+		m := l.workers[g].Metrics()
+		wl := planner.WorkerLoad{ID: g, Running: m.Running, Waiting: m.Waiting, Draining: st.state == draining,
+			QueuedPrefillTokens: st.fpm.QueuedPrefillTokens, ActiveKVTokens: st.fpm.DecodeKVTokens}
+		if m.TotalBlocks > 0 {
+			wl.KVUsage = float64(m.ActiveBlocks) / float64(m.TotalBlocks)
+		}
+		ps.Workers = append(ps.Workers, wl)
+	}
+	return ps
+}
+
+// scaleTo applies a target (active + starting) to pool k.
+func (l *Loop) scaleTo(k, target int) error {
+	p := &l.pools[k]
+	have := 0
+	for _, g := range p.members {
+		if s := l.ws[g].state; s == active || s == starting {
+			have++
+		}
+	}
+	for ; have < target; have++ {
+		if err := l.addWorker(k); err != nil {
+			return err
+		}
+	}
+	// Cancel pending startups first, then drain active workers, highest
+	// ids first.
+	for _, want := range []wstatus{starting, active} {
+		for i := len(p.members) - 1; i >= 0 && have > target; i-- {
+			g := p.members[i]
+			if l.ws[g].state != want {
+				continue
+			}
+			if want == starting {
+				l.ws[g].state = removed
+				l.ws[g].gone = l.now
+			} else {
+				l.ws[g].state = draining
+				p.Router.Removed(l.ws[g].index)
+				l.retireIfDone(g)
+			}
+			have--
+			l.sc.report.Change(l.now, p.Name, l.counts(k))
+		}
+	}
+	return nil
+}
+
+// addWorker adds a cold worker to pool k: routable now, or after the
+// pool's startup time.
+func (l *Loop) addWorker(k int) error {
+	p := &l.pools[k]
+	g := len(l.ws)
+	w, err := l.sc.cfg.New[k](g)
+	if err != nil {
+		return fmt.Errorf("replay: %s worker %d: %w", p.Name, g, err)
+	}
+	st := wstate{pool: k, index: len(p.Pool.Workers), state: starting, added: l.now, seen: routerLoad(w)}
+	l.ws = append(l.ws, st)
+	l.workers = append(l.workers, w)
+	p.Pool.Workers = append(p.Pool.Workers, w)
+	p.members = append(p.members, g)
+	l.col.Series.AddWorker()
+	if d := l.sc.cfg.Startup[k]; d > 0 {
+		l.q.push(event{at: l.now + d, kind: WorkerReady, worker: int32(g)})
+		l.sc.report.Change(l.now, p.Name, l.counts(k))
+		return nil
+	}
+	l.ready(g)
+	return nil
+}
+
+// ready makes worker g routable (a WorkerReady event, or a startup of 0);
+// a startup cancelled meanwhile stays removed.
+func (l *Loop) ready(g int) {
+	st := &l.ws[g]
+	if st.state != starting {
+		return
+	}
+	st.state = active
+	p := &l.pools[st.pool]
+	p.Router.Added(st.index)
+	l.sc.report.Change(l.now, p.Name, l.counts(st.pool))
+}
+
+// retireIfDone removes draining worker g once it holds nothing.
+func (l *Loop) retireIfDone(g int) {
+	st := &l.ws[g]
+	if st.state != draining || st.busy || len(st.deferred) > 0 || !l.workers[g].Empty() {
+		return
+	}
+	st.state, st.gone = removed, l.now
+	l.sc.report.Change(l.now, l.pools[st.pool].Name, l.counts(st.pool))
+}
+
+// counts are pool k's active, starting and draining workers.
+func (l *Loop) counts(k int) (c report.WorkerCount) {
+	for _, g := range l.pools[k].members {
+		switch l.ws[g].state {
+		case active:
+			c.Active++
+		case starting:
+			c.Starting++
+		case draining:
+			c.Draining++
+		}
+	}
+	return c
+}
+
+// observePass records worker i's finished pass for the planner.
+func (l *Loop) observePass(i int, p *engine.Pass) {
+	st := &l.ws[i]
+	st.fpm = p.FPM
+	f := &p.FPM
+	l.sc.passes[st.pool] = append(l.sc.passes[st.pool], planner.PassSample{Worker: i, EndMs: p.End.Ms(), Ms: (p.End - p.Start).Ms(),
+		PrefillRequests: f.PrefillRequests, PrefillTokens: f.PrefillTokens, PrefillKVTokens: f.PrefillKVTokens,
+		DecodeRequests: f.DecodeRequests, DecodeKVTokens: f.DecodeKVTokens})
+	tw := &l.sc.traffic
+	tw.accepted += p.Counters.AcceptedTokens
+	tw.decodeFwds += p.Counters.DecodeForwards
+}
+
+// done closes the window at now into the planner's Traffic.
+func (w *trafficWindow) done(now timing.Time) planner.Traffic {
+	t := planner.Traffic{IntervalS: (now - w.since).Ms() / 1000, Requests: w.requests,
+		MeanISL: math.NaN(), MeanOSL: math.NaN(), KVHitRate: math.NaN(), AcceptLength: math.NaN(), MeanTTFTMs: math.NaN(), MeanITLMs: math.NaN()}
+	if w.requests > 0 {
+		t.MeanISL, t.MeanOSL = w.isl/float64(w.requests), w.osl/float64(w.requests)
+	}
+	if w.prompt > 0 {
+		t.KVHitRate = float64(w.reused) / float64(w.prompt)
+	}
+	if w.decodeFwds > 0 {
+		t.AcceptLength = float64(w.accepted) / float64(w.decodeFwds)
+	}
+	if w.ttftN > 0 {
+		t.MeanTTFTMs = w.ttft / float64(w.ttftN)
+	}
+	if w.itlN > 0 {
+		t.MeanITLMs = w.itl / float64(w.itlN)
+	}
+	return t
+}
+
+// tickRecord is the report's record of one tick.
+func (l *Loop) tickRecord(s planner.Snapshot, d planner.Decision) report.PlannerTick {
+	r := report.PlannerTick{Tick: s.Tick, TMs: s.NowMs, Reason: d.Reason,
+		EstTTFTMs: nan(d.Diag.EstTTFTMs), EstITLMs: nan(d.Diag.EstITLMs),
+		ObservedRequests: nan(d.Diag.ObservedRequests), ObservedISL: nan(d.Diag.ObservedISL), ObservedOSL: nan(d.Diag.ObservedOSL),
+		PredRequests: nan(d.Diag.PredRequests), PredISL: nan(d.Diag.PredISL), PredOSL: nan(d.Diag.PredOSL),
+		ObservedTTFTMs: nan(s.Traffic.MeanTTFTMs), ObservedITLMs: nan(s.Traffic.MeanITLMs)}
+	for k := range l.pools {
+		c := l.counts(k)
+		pc := report.PlannerPool{Pool: l.pools[k].Name, Target: d.Targets[k], WorkerCount: c}
+		if k < len(d.Diag.Floor) {
+			pc.Floor = d.Diag.Floor[k]
+		}
+		r.Pools = append(r.Pools, pc)
+	}
+	return r
+}
+
+// nan is v, or nil for NaN (JSON has no NaN).
+func nan(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// routerLoad is what a router sees of a worker that has done nothing yet.
+func routerLoad(w *engine.Worker) router.Load {
+	return router.Load{TotalBlocks: w.Metrics().TotalBlocks}
+}
+
+// startScaling sets up the planner, if any: its first tick and the
+// workers at t = 0.
+func (l *Loop) startScaling(s *Scaling) error {
+	if s == nil {
+		return nil
+	}
+	if s.Tick == nil || len(s.Startup) != len(l.pools) || len(s.New) != len(l.pools) {
+		return fmt.Errorf("replay: scaling needs a planner and a startup time and worker factory per pool")
+	}
+	l.sc = &scaleState{cfg: s, passes: make([][]planner.PassSample, len(l.pools))}
+	for k := range l.pools {
+		l.sc.report.Change(0, l.pools[k].Name, l.counts(k))
+	}
+	if first := timing.FromMs(s.FirstMs); first > 0 && l.total > 0 {
+		l.q.push(event{at: first, kind: PlannerTick})
+	}
+	return nil
+}
+
+// finished adds a terminal request to the tick's traffic; after the last
+// one no tick or startup is left to run (they would only move the clock
+// past the work, and the GPU-hours with it).
+func (s *scaleState) finished(l *Loop, id uint64, why string) {
+	if why == "" {
+		t, ri := l.turn(id), l.reqs[id-1]
+		w := &s.traffic
+		w.requests++
+		w.isl += float64(t.Input)
+		w.osl += float64(t.Output)
+		if t.Output > 0 { // it had a first token
+			w.ttft += (ri.first - ri.arrival).Ms()
+			w.ttftN++
+			if t.Output > 1 {
+				w.itl += (l.now - ri.first).Ms() / float64(t.Output-1)
+				w.itlN++
+			}
+		}
+	}
+	if l.col.Done() == l.total {
+		l.q.drop(PlannerTick)
+		l.q.drop(WorkerReady)
+	}
+}
+
+// provisioned fills a planner run's per-worker lifecycle: when it was
+// added and removed, and how long it was provisioned (to the clock's end
+// if it stayed).
+func (l *Loop) provisioned(ws *report.WorkerStats, i int) {
+	if l.sc == nil {
+		return
+	}
+	st := &l.ws[i]
+	end := l.now
+	if st.state == removed {
+		end = st.gone
+		r := end.Ms()
+		ws.RemovedMs = &r
+	}
+	if st.added > 0 {
+		a := st.added.Ms()
+		ws.AddedMs = &a
+	}
+	d := max(end-st.added, 0).Ms()
+	ws.ProvisionedMs = &d
+}
