@@ -215,6 +215,7 @@ type Planner struct {
 	MaxFPMSamples       int     `yaml:"max_num_fpm_samples" json:"max_num_fpm_samples"`
 	FPMBucketSize       int     `yaml:"fpm_sample_bucket_size" json:"fpm_sample_bucket_size"`
 	LoadDownSensitivity float64 `yaml:"load_scaling_down_sensitivity" json:"load_scaling_down_sensitivity"`
+	LoadDownTicks       int     `yaml:"load_scaling_down_ticks" json:"load_scaling_down_ticks"` // ours: low estimates in a row before a scale-down
 	LoadMinObservations int     `yaml:"load_min_observations" json:"load_min_observations"`
 	LoadPredictor       string  `yaml:"load_predictor" json:"load_predictor"`
 	LoadPredictorLog1p  bool    `yaml:"load_predictor_log1p" json:"load_predictor_log1p"`
@@ -234,7 +235,7 @@ func DefaultPlanner() Planner {
 	d := planner.DefaultConfig()
 	return Planner{Policy: "disabled", Target: "throughput", EnableThroughput: d.Throughput, EnableLoad: d.Load,
 		ThroughputIntervalS: d.ThroughputIntervalS, LoadIntervalS: d.LoadIntervalS, MaxFPMSamples: d.MaxFPMSamples,
-		FPMBucketSize: d.FPMBucketSize, LoadDownSensitivity: d.ScaleDownSensitivity, LoadMinObservations: d.MinObservations,
+		FPMBucketSize: d.FPMBucketSize, LoadDownSensitivity: d.ScaleDownSensitivity, LoadDownTicks: d.ScaleDownTicks, LoadMinObservations: d.MinObservations,
 		LoadPredictor: d.Predictor, LoadPredictorLog1p: d.PredictorLog1p, KalmanQLevel: d.KalmanQLevel, KalmanQTrend: d.KalmanQTrend,
 		KalmanR: d.KalmanR, KalmanMinPoints: d.KalmanMinPoints, MaxNumGPUs: d.MaxGPUs, MinWorkers: 1}
 }
@@ -244,7 +245,7 @@ func DefaultPlanner() Planner {
 func (p Planner) Resolve(sla SLA) (planner.Config, error) {
 	c := planner.Config{Load: p.EnableLoad, Throughput: p.EnableThroughput, LoadIntervalS: p.LoadIntervalS,
 		ThroughputIntervalS: p.ThroughputIntervalS, TTFTMs: sla.TTFTMs, ITLMs: sla.ITLMs,
-		ScaleDownSensitivity: p.LoadDownSensitivity, MinObservations: p.LoadMinObservations, MaxFPMSamples: p.MaxFPMSamples,
+		ScaleDownSensitivity: p.LoadDownSensitivity, ScaleDownTicks: p.LoadDownTicks, MinObservations: p.LoadMinObservations, MaxFPMSamples: p.MaxFPMSamples,
 		FPMBucketSize: p.FPMBucketSize, Predictor: p.LoadPredictor, PredictorLog1p: p.LoadPredictorLog1p,
 		KalmanQLevel: p.KalmanQLevel, KalmanQTrend: p.KalmanQTrend, KalmanR: p.KalmanR, KalmanMinPoints: p.KalmanMinPoints,
 		MaxGPUs: p.MaxNumGPUs}

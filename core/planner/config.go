@@ -15,6 +15,9 @@ type Config struct {
 	ThroughputIntervalS  float64 // throughput_adjustment_interval_seconds (180)
 	TTFTMs, ITLMs        float64 // the SLA (evaluation.sla); throughput scaling needs both; load scaling uses what is set
 	ScaleDownSensitivity float64 // load_scaling_down_sensitivity, percent (80): scale down only if the estimate at one worker fewer stays under this share of the SLA
+	// ScaleDownTicks (load_scaling_down_ticks, 3): load ticks in a row
+	// that must find one worker fewer enough before one is given back.
+	ScaleDownTicks int
 	MinObservations      int     // load_min_observations (5): passes needed before load scaling acts
 	MaxFPMSamples        int     // max_num_fpm_samples (64): passes kept per worker for the regressions
 	FPMBucketSize        int     // fpm_sample_bucket_size (16): buckets that spread the kept passes over the load range (a perfect square)
@@ -36,6 +39,7 @@ func DefaultConfig() Config {
 		LoadIntervalS:        5,
 		ThroughputIntervalS:  180,
 		ScaleDownSensitivity: 80,
+		ScaleDownTicks:       3,
 		MinObservations:      5,
 		MaxFPMSamples:        64,
 		FPMBucketSize:        16,
@@ -121,6 +125,9 @@ func (c *Config) validate() error {
 		}
 		if c.TTFTMs <= 0 && c.ITLMs <= 0 {
 			bad("planner: load-based scaling needs evaluation.sla ttft_ms or itl_ms")
+		}
+		if c.ScaleDownTicks < 1 || c.ScaleDownTicks > 1<<20 {
+			bad("planner.load_scaling_down_ticks: must be within 1..2^20, got %d", c.ScaleDownTicks)
 		}
 		if !finite(c.ScaleDownSensitivity) || c.ScaleDownSensitivity < 0 || c.ScaleDownSensitivity > 100 {
 			bad("planner.load_scaling_down_sensitivity: must be within 0..100, got %v", c.ScaleDownSensitivity)

@@ -134,7 +134,7 @@ func (pl *Planner) estimate(p *pool, st PoolState) estimate {
 	ttft := func(queued, waiting, d float64) float64 {
 		return ttftSim(f, queued+prompt, d, p.chunk((queued+prompt)/(waiting+1)))
 	}
-	itl := func(d float64) float64 { return f.at(meanPrefill, d+ctx) }
+	itl := func(prefill, d float64) float64 { return f.at(prefill, d+ctx) }
 	var sumQ, sumW, sumD float64
 	e.ttft, e.itl = math.Inf(1), math.Inf(1)
 	for _, w := range ws {
@@ -144,7 +144,7 @@ func (pl *Planner) estimate(p *pool, st PoolState) estimate {
 			e.ttft = min(e.ttft, ttft(q, wt, d))
 		}
 		if p.role != prefill {
-			e.itl = min(e.itl, itl(d))
+			e.itl = min(e.itl, itl(meanPrefill, d))
 		}
 	}
 	if p.role == decode {
@@ -159,7 +159,9 @@ func (pl *Planner) estimate(p *pool, st PoolState) estimate {
 			e.ttftDown = ttft(q, wt, d)
 		}
 		if p.role != prefill {
-			e.itlDown = itl(d)
+			// An aggregated pass carries the prefill of its worker's
+			// arrivals: with one worker fewer each takes n/(n−1) of it.
+			e.itlDown = itl(meanPrefill*float64(e.n)/m, d)
 			e.kvFitsDown = p.KVTokens <= 0 || d+ctx <= float64(p.KVTokens)
 		}
 	}
@@ -263,6 +265,7 @@ func (pl *Planner) loadPool(i int, st PoolState, targets []int, diag *Diagnostic
 		}
 	}
 	if len(over) > 0 {
+		p.downStreak = 0
 		why := strings.Join(over, ", ")
 		if pl.gpus(targets)+p.GPUsPerWorker > pl.cfg.MaxGPUs || targets[i] >= p.maxW {
 			return fmt.Sprintf("%s: %s hold at the %d-GPU ceiling", why, p.Name, pl.cfg.MaxGPUs)
@@ -287,8 +290,18 @@ func (pl *Planner) loadPool(i int, st PoolState, targets []int, diag *Diagnostic
 		down = append(down, "ITL "+num(e.itlDown)+" ms")
 	}
 	if !under {
+		p.downStreak = 0
 		return fmt.Sprintf("%s: %s hold", now, p.Name)
 	}
+	// A snapshot right after a scale-up sees the queue the new worker just
+	// drained: one low estimate would give the worker back and the queue
+	// would build again (flapping). Scale down only when the estimates
+	// stayed low for ScaleDownTicks load ticks in a row.
+	if p.downStreak++; p.downStreak < pl.cfg.ScaleDownTicks {
+		return fmt.Sprintf("est %s at %d worker%s < %s%% of SLA (%d/%d ticks): %s hold",
+			strings.Join(down, ", "), e.n-1, plural(e.n-1), num(pl.cfg.ScaleDownSensitivity), p.downStreak, pl.cfg.ScaleDownTicks, p.Name)
+	}
+	p.downStreak = 0
 	targets[i]--
 	return fmt.Sprintf("est %s at %d worker%s < %s%% of SLA: %s -1",
 		strings.Join(down, ", "), e.n-1, plural(e.n-1), num(pl.cfg.ScaleDownSensitivity), p.Name)

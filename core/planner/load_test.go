@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,7 +28,24 @@ func loadSnap(now float64, n, starting, queued, passes, tick int) Snapshot {
 func loadConfig() Config {
 	c := slaConfig()
 	c.Load, c.Throughput = true, false
+	c.ScaleDownTicks = 1 // each decision on its own (TestLoadScaleDownWaits has the streak)
 	return c
+}
+
+// Scale-down waits for ScaleDownTicks low estimates in a row; a high one
+// resets the streak.
+func TestLoadScaleDownWaits(t *testing.T) {
+	c := loadConfig()
+	c.ScaleDownTicks = 3
+	p := mustNew(t, c, prefillPool())
+	var got []int
+	for i, queued := range []int{0, 0, 40_000, 0, 0, 0} {
+		d := p.Tick(loadSnap(float64(5000*(i+1)), 3, 0, queued, 8, 0))
+		got = append(got, d.Targets[0])
+	}
+	if want := []int{3, 3, 4, 3, 3, 2}; !slices.Equal(got, want) {
+		t.Errorf("targets %v, want %v", got, want)
+	}
 }
 
 func prefillPool() []Pool {
@@ -254,6 +272,7 @@ func TestLoadBudget(t *testing.T) {
 func TestLoadFloor(t *testing.T) {
 	c := slaConfig()
 	c.Load, c.Throughput, c.Predictor = true, true, "constant"
+	c.ScaleDownTicks = 1
 	pools := prefillPool()
 	pools[0].Model = fixedModel
 	pools[0].MaxSeqs = 1

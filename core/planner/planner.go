@@ -117,6 +117,9 @@ type pool struct {
 	min, maxW int      // worker bounds: the minimum, and what max_num_gpus holds alone
 	floor     int      // the throughput-based lower bound (hybrid; 0: none yet)
 	windows   []window // load-based: kept passes per worker, by worker id
+	// downStreak counts the consecutive load ticks whose estimates at one
+	// worker fewer stayed under the sensitivity; -1 only after downTicks.
+	downStreak int
 }
 
 // Planner is the scaling planner's state between ticks.
