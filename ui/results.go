@@ -34,9 +34,10 @@ func (c *Root) show() {
 	r := c.current()
 	c.HasReport = r != nil
 	if r == nil {
-		c.Base, c.KPIs, c.Groups, c.Speed, c.Requests, c.Table, c.RunURL = nil, nil, nil, nil, nil, "", ""
+		c.Base, c.KPIs, c.Groups, c.Speed, c.Requests, c.Table, c.RunURL, c.Planner = nil, nil, nil, nil, nil, "", "", nil
 		c.tableGen++
 		c.showExplain(nil)
+		c.drawPlanner(nil)
 		c.pushCharts()
 		return
 	}
@@ -58,7 +59,25 @@ func (c *Root) show() {
 	c.Table, c.RunURL, c.Requests = r.Table, r.RunURL, r.Req
 	c.tableGen++
 	c.showExplain(r)
+	c.Planner = plannerView(p.Planner)
+	c.drawPlanner(r)
 	c.pushCharts()
+}
+
+// drawPlanner hands the shown run's planner section and its decisions to
+// the planner plots (public/planner.js); nil, or a run without a planner,
+// clears them. The plots are redrawn only when the shown run changes.
+func (c *Root) drawPlanner(r *RunEntry) {
+	pl := js.Global().Get("dynosimPlanner")
+	if !pl.Truthy() || (r == c.plannerRun && r != nil) {
+		return
+	}
+	c.plannerRun = r
+	if r == nil || c.Planner == nil {
+		pl.Call("set", js.Null(), "[]")
+		return
+	}
+	pl.Call("set", r.report, markersJSON(c.Planner.Decisions))
 }
 
 // pushCharts hands the runs to the plots: the current run first, the

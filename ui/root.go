@@ -74,6 +74,8 @@ type Root struct {
 	Table       string       // AIPerf-style text table
 	tableGen    int          // bumped with Table; syncDOM puts it in #console-table
 	Requests    *RequestTable
+	Planner     *PlannerView // the planner panel (nil: the run had no planner)
+	plannerRun  *RunEntry    // the run the planner plots show
 
 	// the Recommend view (ui/recommend.go; its ledger and plots are drawn by
 	// public/recommend.js)
@@ -515,6 +517,9 @@ func (c *Root) syncDOM() {
 	}
 	c.syncRunNames(doc)
 	c.syncExplain(doc)
+	if p := js.Global().Get("dynosimPlanner"); p.Truthy() {
+		p.Call("remount")
+	}
 	if el := doc.Call("getElementById", "console-table"); el.Truthy() {
 		// (also when a render emptied it: the template gives it no children)
 		g := el.Get("dynosimGen")

@@ -13,7 +13,7 @@ import (
 
 // parsedReport is what the page reads of a report: the summary (null → NaN),
 // the SLA, the deployment, the warnings, the workers' shares, the TTFT
-// breakdown and the watched request's timeline.
+// breakdown, the watched request's timeline and the planner's section.
 type parsedReport struct {
 	Summary    map[string]float64
 	SLA        *slaInfo
@@ -22,6 +22,7 @@ type parsedReport struct {
 	Workers    []workerShare
 	Breakdown  *ttftBreakdown
 	Timeline   *requestTimeline
+	Planner    *plannerReport
 }
 
 type slaInfo struct {
@@ -77,6 +78,7 @@ func parseReport(reportJSON []byte) (*parsedReport, error) {
 		Workers    []workerShare       `json:"workers"`
 		Breakdown  *ttftBreakdown      `json:"ttft_breakdown"`
 		Timeline   *requestTimeline    `json:"request_timeline"`
+		Planner    *plannerReport      `json:"planner"`
 	}
 	if err := json.Unmarshal(reportJSON, &r); err != nil {
 		return nil, err
@@ -89,7 +91,7 @@ func parseReport(reportJSON []byte) (*parsedReport, error) {
 		}
 	}
 	return &parsedReport{Summary: out, SLA: r.SLA, Deployment: r.Deployment, Warnings: r.Warnings, Workers: r.Workers,
-		Breakdown: r.Breakdown, Timeline: r.Timeline}, nil
+		Breakdown: r.Breakdown, Timeline: r.Timeline, Planner: r.Planner}, nil
 }
 
 // wallClock are the summary fields that measure this machine's wall time

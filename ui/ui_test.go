@@ -80,6 +80,11 @@ func TestPresets(t *testing.T) {
 		!strings.Contains(d, "decode:") || strings.Contains(d, "aggregated:") {
 		t.Errorf("disaggregated preset:\n%s", d)
 	}
+	for name, policy := range map[string]string{"planner": "load_180_5", "planner-hybrid": "hybrid_180_5"} {
+		if d := presetYAML(name); !strings.Contains(d, "planner: {policy: enabled, scaling_policy: "+policy+"}") || !strings.Contains(d, "sla: {ttft_ms:") {
+			t.Errorf("%s preset:\n%s", name, d)
+		}
+	}
 }
 
 func TestPresetsParse(t *testing.T) {

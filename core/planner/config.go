@@ -17,12 +17,12 @@ type Config struct {
 	ScaleDownSensitivity float64 // load_scaling_down_sensitivity, percent (80): scale down only if the estimate at one worker fewer stays under this share of the SLA
 	// ScaleDownTicks (load_scaling_down_ticks, 3): load ticks in a row
 	// that must find one worker fewer enough before one is given back.
-	ScaleDownTicks int
-	MinObservations      int     // load_min_observations (5): passes needed before load scaling acts
-	MaxFPMSamples        int     // max_num_fpm_samples (64): passes kept per worker for the regressions
-	FPMBucketSize        int     // fpm_sample_bucket_size (16): buckets that spread the kept passes over the load range (a perfect square)
-	Predictor            string  // load_predictor: constant | arima | kalman | prophet (a linear trend over the last ProphetWindow points)
-	PredictorLog1p       bool    // load_predictor_log1p
+	ScaleDownTicks  int
+	MinObservations int    // load_min_observations (5): passes needed before load scaling acts
+	MaxFPMSamples   int    // max_num_fpm_samples (64): passes kept per worker for the regressions
+	FPMBucketSize   int    // fpm_sample_bucket_size (16): buckets that spread the kept passes over the load range (a perfect square)
+	Predictor       string // load_predictor: constant | arima | kalman | prophet (a linear trend over the last ProphetWindow points)
+	PredictorLog1p  bool   // load_predictor_log1p
 
 	KalmanQLevel, KalmanQTrend, KalmanR float64 // 1.0, 0.1, 10.0
 	KalmanMinPoints                     int     // 5

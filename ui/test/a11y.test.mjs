@@ -88,3 +88,24 @@ test("axe-core: no serious or critical violations with a request explained and a
   assert.deepEqual(page.pageErrors, []);
   await page.close();
 });
+
+// The planner panel: its plots (one with a decision's tip shown), the
+// summary line and the opened decisions table, at both sizes.
+for (const vp of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+  test(`axe-core: no serious or critical violations with the planner panel (${vp.width})`, async () => {
+    const page = await openPage(browser.context, srv.url);
+    await page.setViewportSize(vp);
+    await page.locator('[data-testid="preset-select"]').selectOption("planner-hybrid");
+    await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
+    await run(page);
+    await page.waitForFunction(() => window.dynosimPlanner.describe()?.drawn, null, { timeout: 30000 });
+    await page.locator('[data-testid="planner-timeline"] details.plannerdecisions summary').click();
+    await page.locator('[data-testid="planner-plot-workers"]').scrollIntoViewIfNeeded();
+    const m = await page.evaluate(() => window.dynosimPlanner.describe().plots[0].markers[0]);
+    await page.mouse.move(m.x, m.y);
+    await page.locator('[data-testid="planner-tip"]').waitFor({ state: "visible" });
+    assert.deepEqual(await serious(page), [], "planner panel");
+    assert.deepEqual(page.pageErrors, []);
+    await page.close();
+  });
+}
