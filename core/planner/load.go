@@ -165,6 +165,15 @@ func (pl *Planner) estimate(p *pool, st PoolState) estimate {
 			e.kvFitsDown = p.KVTokens <= 0 || d+ctx <= float64(p.KVTokens)
 		}
 	}
+	// Dynamo's correction factor: the fit prices passes, a request's ITL
+	// is what its passes averaged (in an aggregated pool, with other
+	// requests' prefill chunks in some of them). Scale both ITL estimates
+	// by observed ÷ estimated, so the decision keeps the model's ratio
+	// between n and n−1 workers but the observed level.
+	if obs := pl.lastITL; p.role != prefill && obs > 0 && e.itl > 0 && !math.IsInf(e.itl, 0) {
+		k := min(max(obs/e.itl, 0.2), 5)
+		e.itl, e.itlDown = e.itl*k, e.itlDown*k
+	}
 	return e
 }
 

@@ -139,6 +139,9 @@ type Planner struct {
 	// The latest valid traffic shape (NaN: none yet), the KV hit rate and
 	// accept length (Dynamo's last-value semantics: 0 and 1 at start).
 	lastISL, lastOSL, hit, accept float64
+	// lastITL is the mean ITL of the requests the last tick saw complete
+	// (NaN: none yet): the load-based ITL estimate's correction.
+	lastITL float64
 
 	seq uint64 // samples taken
 }
@@ -159,7 +162,7 @@ func New(cfg Config, pools []Pool) (*Planner, error) {
 	if len(pools) == 0 {
 		return nil, errors.New("planner: no pools to scale")
 	}
-	pl := &Planner{cfg: cfg, loadK: 1, thrK: 1, lastISL: math.NaN(), lastOSL: math.NaN(), accept: 1}
+	pl := &Planner{cfg: cfg, loadK: 1, thrK: 1, lastISL: math.NaN(), lastOSL: math.NaN(), lastITL: math.NaN(), accept: 1}
 	var errs []error
 	var mins []string
 	minGPUs := 0
@@ -314,6 +317,9 @@ func (pl *Planner) observe(t Traffic) {
 	ok := func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) } // false for NaN
 	if ok(t.IntervalS) {
 		pl.acc.seconds += t.IntervalS
+	}
+	if ok(t.MeanITLMs) && t.MeanITLMs > 0 {
+		pl.lastITL = t.MeanITLMs
 	}
 	if t.Requests > 0 {
 		pl.acc.requests += t.Requests
