@@ -41,40 +41,86 @@ import (
 // ingest feeds pool p's passes into its windows and forgets workers that
 // left (passes of a worker no longer listed are dropped with it).
 func (pl *Planner) ingest(p *pool, st PoolState) {
-	for _, ps := range st.Passes {
-		if !(ps.Ms > 0) || math.IsInf(ps.Ms, 0) {
-			continue // idle heartbeats (and nonsense) carry no timing
+	// Only a worker's last MaxFPMSamples passes of a tick can stay in its
+	// window: the older ones would be retired at once, and a retirement
+	// scans the window, so they are skipped (a busy worker passes
+	// thousands of times a tick).
+	for i := range p.windows {
+		p.windows[i].take = 0
+	}
+	p.keep = slices.Grow(p.keep[:0], len(st.Passes))[:len(st.Passes)]
+	for i := len(st.Passes) - 1; i >= 0; i-- {
+		ps := &st.Passes[i]
+		p.keep[i] = false
+		if !p.usable(ps) {
+			continue
 		}
-		switch p.role {
-		case prefill:
-			if ps.PrefillTokens <= 0 {
-				continue
-			}
-		case decode:
-			if ps.DecodeRequests <= 0 {
-				continue
-			}
-		default:
-			if ps.PrefillTokens <= 0 && ps.DecodeRequests <= 0 {
-				continue
-			}
+		if w := p.window(ps.Worker); w.take < pl.cfg.MaxFPMSamples {
+			w.take++
+			p.keep[i] = true
+		}
+	}
+	for i, ps := range st.Passes {
+		if !p.keep[i] {
+			continue
 		}
 		pl.seq++
 		s := sample{x1: float64(max(ps.PrefillTokens, 0)), x2: float64(max(ps.DecodeKVTokens, 0)), y: ps.Ms, seq: pl.seq}
-		p.window(ps.Worker).keep(s, pl.cfg.MaxFPMSamples, pl.cfg.FPMBucketSize, p.role)
+		w := p.window(ps.Worker)
+		w.samples = append(w.samples, s)
 	}
+	for i := range p.windows {
+		p.windows[i].trim(pl.cfg.MaxFPMSamples, pl.cfg.FPMBucketSize, p.role)
+	}
+	n := len(p.windows)
 	p.windows = slices.DeleteFunc(p.windows, func(w window) bool {
 		return !slices.ContainsFunc(st.Workers, func(wl WorkerLoad) bool { return wl.ID == w.worker })
 	})
+	if len(p.windows) != n {
+		p.index()
+	}
+}
+
+// usable reports whether a pass informs p's fit: it took time, and did
+// the work the pool's model prices.
+func (p *pool) usable(ps *PassSample) bool {
+	if !(ps.Ms > 0) || math.IsInf(ps.Ms, 0) {
+		return false // idle heartbeats (and nonsense) carry no timing
+	}
+	switch p.role {
+	case prefill:
+		return ps.PrefillTokens > 0
+	case decode:
+		return ps.DecodeRequests > 0
+	}
+	return ps.PrefillTokens > 0 || ps.DecodeRequests > 0
 }
 
 // window is worker id's window, added (in id order) if new.
 func (p *pool) window(id int) *window {
+	if id >= 0 && id < len(p.byID) && p.byID[id] > 0 {
+		return &p.windows[p.byID[id]-1] // every pass asks: no search
+	}
 	i, ok := slices.BinarySearchFunc(p.windows, id, func(w window, id int) int { return w.worker - id })
 	if !ok {
 		p.windows = slices.Insert(p.windows, i, window{worker: id})
+		p.index()
 	}
 	return &p.windows[i]
+}
+
+// index maps worker ids to their windows (after windows came or went).
+func (p *pool) index() {
+	clear(p.byID)
+	for i, w := range p.windows {
+		if w.worker < 0 || w.worker > 1<<24 {
+			continue // not indexed: found by search
+		}
+		if w.worker >= len(p.byID) {
+			p.byID = append(p.byID, make([]int32, w.worker+1-len(p.byID))...)
+		}
+		p.byID[w.worker] = int32(i + 1)
+	}
 }
 
 // samples are the pool's kept passes, worker by worker in id order (so

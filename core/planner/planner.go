@@ -117,6 +117,8 @@ type pool struct {
 	min, maxW int      // worker bounds: the minimum, and what max_num_gpus holds alone
 	floor     int      // the throughput-based lower bound (hybrid; 0: none yet)
 	windows   []window // load-based: kept passes per worker, by worker id
+	keep      []bool   // ingest's buffer
+	byID      []int32  // worker id → index into windows + 1 (0: none)
 	// downStreak counts the consecutive load ticks whose estimates at one
 	// worker fewer stayed under the sensitivity; -1 only after downTicks.
 	downStreak int

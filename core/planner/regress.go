@@ -10,7 +10,8 @@ import (
 // from a bounded window of passes per worker.
 
 // sample is one pass: its prefill tokens (x1), decode KV tokens (x2) and
-// how long it took (y, ms). seq orders samples by arrival.
+// how long it took (y, ms). seq (from 1) orders samples by arrival; trim
+// marks the ones it drops with 0.
 type sample struct {
 	x1, x2, y float64
 	seq       uint64
@@ -20,6 +21,16 @@ type sample struct {
 type window struct {
 	worker  int
 	samples []sample
+	take    int // passes of this tick taken (ingest)
+	// trim's buffers: per-bucket counts, each sample's bucket, and the
+	// samples grouped by bucket.
+	tally            []tally
+	of, start, order []int32
+}
+
+// tally is one bucket's samples left and how many of it are gone.
+type tally struct {
+	n, oldest int
 }
 
 // keep adds s to w and retires samples beyond limit. Retirement is bucketed
@@ -32,13 +43,17 @@ type window struct {
 // one bucket it is FIFO.
 func (w *window) keep(s sample, limit, buckets int, r role) {
 	w.samples = append(w.samples, s)
-	for len(w.samples) > limit {
-		w.retire(buckets, r)
-	}
+	w.trim(limit, buckets, r)
 }
 
-// retire removes one sample (see keep).
-func (w *window) retire(buckets int, r role) {
+// trim retires samples beyond limit, oldest of the fullest bucket first
+// (see keep), in one pass: the buckets are cut over the range of the
+// samples before any goes, which a tick's batch of passes shares.
+func (w *window) trim(limit, buckets int, r role) {
+	extra := len(w.samples) - limit
+	if extra <= 0 {
+		return
+	}
 	side := buckets
 	if r == aggregated {
 		side = isqrt(buckets)
@@ -63,31 +78,48 @@ func (w *window) retire(buckets int, r role) {
 		}
 		return cell(s.x1, lo1, hi1)*side + cell(s.x2, lo2, hi2)
 	}
-	type tally struct {
-		n      int
-		oldest int // index into w.samples (samples are in arrival order)
-	}
-	counts := make([]tally, side*side)
+	nb := side * side
+	counts := slices.Grow(w.tally[:0], nb)[:nb]
+	w.tally = counts
 	for i := range counts {
-		counts[i].oldest = -1
+		counts[i] = tally{}
 	}
+	// Each bucket's samples in arrival order: a counting sort into order,
+	// bucket b's at order[start[b]:], its next oldest at start[b]+taken.
+	w.of = slices.Grow(w.of[:0], len(w.samples))[:len(w.samples)]
 	for i, s := range w.samples {
-		t := &counts[bucket(s)]
-		t.n++
-		if t.oldest < 0 {
-			t.oldest = i
-		}
+		b := bucket(s)
+		w.of[i] = int32(b)
+		counts[b].n++
 	}
-	best := -1
-	for b, t := range counts {
-		if t.n == 0 {
-			continue
-		}
-		if best < 0 || t.n > counts[best].n || (t.n == counts[best].n && t.oldest < counts[best].oldest) {
-			best = b
-		}
+	w.start = slices.Grow(w.start[:0], nb+1)[:nb+1]
+	w.start[0] = 0
+	for b := range nb {
+		w.start[b+1] = w.start[b] + int32(counts[b].n)
 	}
-	w.samples = slices.Delete(w.samples, counts[best].oldest, counts[best].oldest+1)
+	w.order = slices.Grow(w.order[:0], len(w.samples))[:len(w.samples)]
+	fill := slices.Clone(w.start[:nb])
+	for i, b := range w.of {
+		w.order[fill[b]] = int32(i)
+		fill[b]++
+	}
+	for range extra {
+		best := -1
+		for b := range nb {
+			t := &counts[b]
+			if t.n == 0 {
+				continue
+			}
+			if best < 0 || t.n > counts[best].n || (t.n == counts[best].n && w.order[w.start[b]+int32(t.oldest)] < w.order[w.start[best]+int32(counts[best].oldest)]) {
+				best = b
+			}
+		}
+		t := &counts[best]
+		w.samples[w.order[w.start[best]+int32(t.oldest)]].seq = 0 // marked: no kept sample has seq 0
+		t.oldest++                                                // here: how many of the bucket are gone
+		t.n--
+	}
+	w.samples = slices.DeleteFunc(w.samples, func(s sample) bool { return s.seq == 0 })
 }
 
 // linFit is the model y ≈ a + b·x1 + c·x2 with a, b, c ≥ 0 (a pass never

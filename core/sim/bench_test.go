@@ -87,3 +87,13 @@ func BenchmarkConversationTraceKVRouter(b *testing.B) {
 func BenchmarkConversationTraceKVRouterApprox(b *testing.B) {
 	benchTrace(b, "mooncake/conversation_trace.jsonl", benchConfig+"router: {policy: kv_router, kv: {use_kv_events: false}}\n")
 }
+
+// BenchmarkConversationTracePlanner is the headline replay with a hybrid
+// planner in the loop (5 s load ticks with their regressions, 180 s
+// throughput ticks) held at the same 8 workers (min_workers = the GPU
+// ceiling), so the work is the replay's and the difference is the
+// planner's: issue 18 allows at most 1.3× BenchmarkConversationTrace.
+func BenchmarkConversationTracePlanner(b *testing.B) {
+	benchTrace(b, "mooncake/conversation_trace.jsonl", benchConfig+
+		"planner: {policy: enabled, scaling_policy: hybrid_180_5, min_workers: 8, max_num_gpus: 8}\nevaluation: {sla: {ttft_ms: 500, itl_ms: 50}}\n")
+}
