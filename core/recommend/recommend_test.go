@@ -308,3 +308,39 @@ optimization: {target: max_rate, max_rate: {start: 1, tolerance: 0.05}}
 		t.Fatalf("speedup %v: %.3f meet; ×1.05: %.3f", rate, at, above)
 	}
 }
+
+// The search can pick a planner preset (issue 18): each candidate runs its
+// planner, and the per-GPU score divides by the GPUs it provisioned on
+// average (gpu_hours over the duration).
+func TestSearchPlannerPresets(t *testing.T) {
+	const space = `
+traffic: {load: {speedup: 4}, stop: {requests: 120}}
+engine:
+  workers:
+    aggregated:
+      parallelism: {replicas: 1}
+      kv_cache: {block_size: 64}
+      timing: {type: polynomial}
+planner: {policy: enabled, max_num_gpus: 4, load_adjustment_interval_seconds: 2, scaling_policy: {choices: [load_180_5, hybrid_180_5, throughput_180_5]}}
+evaluation: {sla: {ttft_ms: 2000, itl_ms: 50}}
+optimization: {target: goodput_per_gpu}
+optimizer: {max_trials: 10}
+`
+	sp, l := search(t, space, nil, 2)
+	if len(l.Candidates) != 3 || sp.Size() != 3 {
+		t.Fatalf("%d candidates of a space of %d", len(l.Candidates), sp.Size())
+	}
+	seen := map[string]bool{}
+	for _, e := range l.Candidates {
+		if e.Status != Feasible || e.Score == nil {
+			t.Fatalf("%s: %s (%s)", e.ID, e.Status, e.Reason)
+		}
+		seen[e.Config["planner.scaling_policy"]] = true
+		if e.Metrics["gpu_hours"] <= 0 {
+			t.Errorf("%s: gpu_hours %v", e.ID, e.Metrics["gpu_hours"])
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("candidates %v", seen)
+	}
+}
