@@ -577,6 +577,9 @@ func (l *Loop) releaseDue() (bool, error) {
 		l.xs = append(l.xs, xstate{})
 	}
 	l.col.Arrive(id, at, t.Input, t.Output)
+	if l.sc != nil {
+		l.sc.activity++
+	}
 	if !l.releasable() {
 		l.q.drop(Arrival) // the cap is reached: no follow-up will be released
 	}

@@ -50,7 +50,16 @@ type scaleState struct {
 	passes  [][]planner.PassSample // per pool, since the last tick
 	traffic trafficWindow
 	report  report.PlannerReport
+	// Quiet ticks: a tick that saw no pass end, arrival or startup since
+	// the one before and changed nothing is quiet; after quietTicks of
+	// them in a row the next tick waits for the next such event. Without
+	// it a pass of years (a hostile timing model) or a long gap between
+	// arrivals would tick billions of times, every snapshot the same.
+	activity, lastActivity uint64
+	quiet                  int
 }
+
+const quietTicks = 3
 
 // trafficWindow accumulates the traffic of one tick interval.
 type trafficWindow struct {
@@ -83,16 +92,35 @@ func (l *Loop) tick() error {
 	if len(d.Targets) != len(l.pools) {
 		return fmt.Errorf("replay: the planner returned %d targets for %d pools", len(d.Targets), len(l.pools))
 	}
+	changed := false
 	for k, t := range d.Targets {
+		c := l.counts(k)
+		changed = changed || t != c.Active+c.Starting
 		if err := l.scaleTo(k, t); err != nil {
 			return err
 		}
 	}
+	if changed || sc.activity != sc.lastActivity {
+		sc.quiet = 0
+	} else {
+		sc.quiet++
+	}
+	sc.lastActivity = sc.activity
 	sc.report.Ticks = append(sc.report.Ticks, l.tickRecord(snap, d))
 	sc.ticks++
-	if next := timing.FromMs(d.NextMs); snap.Work && !math.IsNaN(d.NextMs) && next > l.now {
-		l.q.push(event{at: next, kind: PlannerTick})
+	next := timing.FromMs(d.NextMs)
+	if !snap.Work || math.IsNaN(d.NextMs) || next <= l.now {
+		return nil
 	}
+	if sc.quiet >= quietTicks {
+		// Nothing will change before the next event: tick with it.
+		ev, ok := l.next()
+		if !ok {
+			return nil
+		}
+		next = max(next, ev)
+	}
+	l.q.push(event{at: next, kind: PlannerTick})
 	return nil
 }
 
@@ -193,6 +221,7 @@ func (l *Loop) ready(g int) {
 		return
 	}
 	st.state = active
+	l.sc.activity++
 	p := &l.pools[st.pool]
 	p.Router.Added(st.index)
 	l.sc.report.Change(l.now, p.Name, l.counts(st.pool))
@@ -225,6 +254,7 @@ func (l *Loop) counts(k int) (c report.WorkerCount) {
 
 // observePass records worker i's finished pass for the planner.
 func (l *Loop) observePass(i int, p *engine.Pass) {
+	l.sc.activity++
 	st := &l.ws[i]
 	st.fpm = p.FPM
 	f := &p.FPM

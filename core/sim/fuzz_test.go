@@ -103,6 +103,11 @@ func FuzzPredict(f *testing.F) {
 		in = fuzzSize(in, 2048, 1<<24)
 		out = fuzzSize(out, 64, 1<<24)
 		backends := []string{"vllm", "sglang", "trtllm"}
+		// The planner in the loop: off, or load-based and hybrid ticking
+		// every second (the SLA below is tight, so they scale).
+		planners := []string{"{policy: disabled}",
+			"{policy: enabled, scaling_policy: load_180_5, load_adjustment_interval_seconds: 1, max_num_gpus: 16}",
+			"{policy: enabled, scaling_policy: hybrid_180_5, throughput_adjustment_interval_seconds: 3, load_adjustment_interval_seconds: 1, max_num_gpus: 16}"}
 		timings := []string{
 			fmt.Sprintf("{type: fixed, prefill_ms: %s, decode_ms: %s, speedup: %s}", fuzzFloat(prefill), fuzzFloat(decode), fuzzFloat(speedup)),
 			fmt.Sprintf("{type: polynomial, speedup: %s}", fuzzFloat(speedup)),
@@ -142,7 +147,11 @@ engine:
       scheduler: {async_scheduling: %t}
       kv_cache: {block_size: %d, capacity: %s}
       timing: %s
-`, source, loads[int(load)%len(loads)], stop, backends[int(backend)%len(backends)], spec, replicas, tensor, load&8 != 0, blockSize, capacity, timings[int(timingKind)%len(timings)])
+      startup_seconds: %d
+planner: %s
+evaluation: {sla: {ttft_ms: 200, itl_ms: 20}}
+`, source, loads[int(load)%len(loads)], stop, backends[int(backend)%len(backends)], spec, replicas, tensor, load&8 != 0, blockSize, capacity, timings[int(timingKind)%len(timings)],
+			int(load>>5)%3, planners[int(load>>4)%len(planners)])
 		files := map[string][]byte{"t.jsonl": trace, "p.npz": profile}
 		inputs := Inputs{Config: []byte(cfg), ConfigName: "f.yaml", CapturePerRequest: true, Watch: 1,
 			Limits: Limits{MaxPasses: 20000, MaxRequests: 50},
