@@ -5,7 +5,7 @@ import "github.com/dynosim/dynosim-web/timing"
 // Kind is the type of an event. Kinds are listed in the order the loop
 // applies them within one timestamp (spec §8.5, §13.2 item 9): completions,
 // then workers becoming ready, then arrivals and routing; idle workers start
-// their passes after that, then drained workers leave, then the planner
+// their passes after that (a drained worker leaves at its last pass end), then the planner
 // ticks. The queue orders by (time, kind, sequence), so that order holds
 // whatever order events were pushed in, and ties within a kind never
 // depend on anything but insertion order.
@@ -25,10 +25,6 @@ const (
 	// Arrival: a follow-up turn of a session becomes ready (first turns
 	// come from the arrival source, which may depend on the loop's state).
 	Arrival
-	// WorkerDraining: a worker stops taking requests and finishes its own.
-	WorkerDraining
-	// WorkerRemoved: a drained worker leaves its pool.
-	WorkerRemoved
 	// PlannerTick: the planner observes the cluster and may scale it.
 	PlannerTick
 )
