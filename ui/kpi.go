@@ -64,7 +64,7 @@ func kpis(r *parsedReport) []KPI {
 			Sub: "mean " + metrics.Duration(num(s, "mean_itl_ms")), Help: glossaryText("ITL")},
 		KPI{ID: "kpi-e2e", Label: "Request latency p50", Value: metrics.Duration(num(s, "median_e2e_latency_ms")),
 			Sub: "p99 " + metrics.Duration(num(s, "p99_e2e_latency_ms")), Help: glossaryText("Request latency")},
-		KPI{ID: "kpi-gpus", Label: "GPUs", Value: metrics.Format(gpus), Sub: gpuSub(r.Deployment), Help: metrics.Help("total_gpus")},
+		KPI{ID: "kpi-gpus", Label: "GPUs", Value: metrics.Format(gpus), Sub: gpuSub(r), Help: metrics.Help("total_gpus")},
 		KPI{ID: "kpi-duration", Label: "Simulated duration", Value: metrics.Duration(num(s, "duration_ms")),
 			Sub:  metrics.Format(num(s, "completed_requests")) + " of " + metrics.Format(num(s, "num_requests")) + " requests completed",
 			Help: metrics.Help("duration_ms") + " " + glossaryText("Simulated vs wall time")},
@@ -72,11 +72,18 @@ func kpis(r *parsedReport) []KPI {
 	return out
 }
 
-func gpuSub(d deployment) string {
+// gpuSub names the GPUs and, when a planner scaled the run, their
+// time-averaged number.
+func gpuSub(r *parsedReport) string {
+	d := r.Deployment
 	if len(d.Pools) == 0 {
 		return ""
 	}
-	return strings.Join(unique(d.Pools, func(p poolDeployment) string { return hardwareName(p.Hardware) }), ", ")
+	s := strings.Join(unique(d.Pools, func(p poolDeployment) string { return hardwareName(p.Hardware) }), ", ")
+	if m := num(r.Summary, "mean_gpus"); r.Planner != nil && !math.IsNaN(m) {
+		s += ", " + metrics.Format(m) + " on average (planner)"
+	}
+	return s
 }
 
 // slaText is " (TTFT ≤ 500 ms, ITL ≤ 50 ms)" or "".
@@ -196,6 +203,9 @@ func ranWhat(r *parsedReport) string {
 	}
 	if t := unique(r.Deployment.Pools, func(p poolDeployment) string { return p.Timing }); len(t) > 0 {
 		parts = append(parts, strings.Join(t, "/")+" timing")
+	}
+	if r.Planner != nil {
+		parts = append(parts, "planner in the loop")
 	}
 	return strings.Join(parts, ", ")
 }

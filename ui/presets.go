@@ -35,19 +35,21 @@ var Presets = []Preset{
 		"hardware: h100_sxm", "hardware: h200_sxm",
 	).Replace(defaultYAML)},
 	{"disaggregated", "Disaggregated (2 prefill + 2 decode)", disaggregatedYAML(defaultYAML)},
-	{"planner", "Planner (load-based, 5 s)", plannerYAML(defaultYAML, "load_180_5")},
-	{"planner-hybrid", "Planner (throughput 180 s + load 5 s)", plannerYAML(defaultYAML, "hybrid_180_5")},
+	{"planner", "Planner (load-based, 5 s; from 2 workers)", plannerYAML(defaultYAML, "load_180_5")},
+	{"planner-hybrid", "Planner (throughput 180 s + load 5 s; from 2 workers)", plannerYAML(defaultYAML, "hybrid_180_5")},
 }
 
 // plannerYAML puts the scaling planner in the loop of the default config
-// with the named scaling_policy preset. It scales against the default's
-// SLA (evaluation.sla: TTFT 500 ms, ITL 50 ms), between 1 worker and the
-// planner's 8-GPU ceiling, from the default's 8 workers.
+// with the named scaling_policy preset. It starts from 2 workers, which the
+// sample's load overwhelms, and scales against the default's SLA
+// (evaluation.sla: TTFT 500 ms, ITL 50 ms) between 1 worker and the
+// planner's 8-GPU ceiling (max_num_gpus).
 func plannerYAML(y, policy string) string {
-	if !strings.Contains(y, "\nevaluation: {sla: {") {
+	if !strings.Contains(y, "\nevaluation: {sla: {") || !strings.Contains(y, "replicas: 8") {
 		return ""
 	}
-	return strings.Replace(y, "\nevaluation:", "\nplanner: {policy: enabled, scaling_policy: "+policy+"}\nevaluation:", 1)
+	return strings.NewReplacer("replicas: 8", "replicas: 2",
+		"\nevaluation:", "\nplanner: {policy: enabled, scaling_policy: "+policy+"}\nevaluation:").Replace(y)
 }
 
 // disaggregatedYAML turns the default config into disaggregated serving: 2

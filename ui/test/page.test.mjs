@@ -468,6 +468,12 @@ test("hostile cases: the page agrees with the CLI", async () => {
         opts[field + "Name"] = f;
       }
     }
+    // a case may replay another case's trace: the one its traffic.source.paths names
+    const named = /paths:\s*\[\s*([^\],\s]+)\s*\]/.exec(opts.config);
+    if (!opts.trace && named && files.includes(named[1]) && /\.(jsonl|csv)$/.test(named[1])) {
+      opts.trace = readFileSync(path.join(c.dir, named[1])).toString("base64");
+      opts.traceName = named[1];
+    }
     const r = spawnSync(bin, ["predict", "-c", c.name + ".yaml", "--format", "json"], { cwd: c.dir, encoding: "utf8", maxBuffer: 256 << 20, timeout: 120000 });
     const got = await page.evaluate(async (o) => {
       const bytes = (b64) => Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
