@@ -489,5 +489,8 @@
       }));
     },
     overlay,
+    // toggle(fig, testid, label, on, onChange) adds a checkbox to a
+    // figure's tools (the planner panel's plots use it too).
+    toggle,
   };
 })();

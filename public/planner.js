@@ -240,20 +240,8 @@
     tip.style.top = (py - h - 10 >= 0 ? py - h - 10 : Math.min(u.over.clientHeight - h, py + 12)) + "px";
   }
 
-  function toggle(fig, testid, label, on, onChange) {
-    const l = el("label", "chart-toggle");
-    const cb = document.createElement("input");
-    cb.type = "checkbox";
-    cb.checked = on;
-    cb.setAttribute("data-testid", testid);
-    cb.addEventListener("change", () => onChange(cb.checked));
-    l.appendChild(cb);
-    l.appendChild(document.createTextNode(" " + label));
-    fig.querySelector(".chart-tools").appendChild(l);
-  }
+  const toggle = (...a) => window.dynosimCharts.toggle(...a); // charts.js's
 
-  // figure draws one plot (or its note when it has no data); a toggle
-  // redraws only this plot.
   function figure(grid, make, width) {
     const fig = el("figure", "chart");
     grid.appendChild(fig);
