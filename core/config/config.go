@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/engine"
-	"github.com/dynosim/dynosim-web/core/planner"
 	"gopkg.in/yaml.v3"
 )
 
@@ -199,73 +198,6 @@ type KVRouter struct {
 type RouterQueue struct {
 	Policy    string  `yaml:"policy" json:"policy"`       // fcfs | lcfs | wspt
 	Threshold float64 `yaml:"threshold" json:"threshold"` // 0: no queue; else busy above threshold × max_batched_tokens of prefill
-}
-
-// Planner is the scaling planner in the loop (spec §9.1–9.2; the
-// policies are core/planner's). ScalingPolicy, when set, is a preset that
-// fixes which scalings run and their intervals.
-type Planner struct {
-	Policy              string  `yaml:"policy" json:"policy"` // disabled | enabled
-	ScalingPolicy       string  `yaml:"scaling_policy" json:"scaling_policy"`
-	Target              string  `yaml:"target" json:"target"` // throughput | latency | sla | load (recorded; the SLA comes from evaluation.sla)
-	EnableThroughput    bool    `yaml:"enable_throughput_scaling" json:"enable_throughput_scaling"`
-	EnableLoad          bool    `yaml:"enable_load_scaling" json:"enable_load_scaling"`
-	ThroughputIntervalS float64 `yaml:"throughput_adjustment_interval_seconds" json:"throughput_adjustment_interval_seconds"`
-	LoadIntervalS       float64 `yaml:"load_adjustment_interval_seconds" json:"load_adjustment_interval_seconds"`
-	MaxFPMSamples       int     `yaml:"max_num_fpm_samples" json:"max_num_fpm_samples"`
-	FPMBucketSize       int     `yaml:"fpm_sample_bucket_size" json:"fpm_sample_bucket_size"`
-	LoadDownSensitivity float64 `yaml:"load_scaling_down_sensitivity" json:"load_scaling_down_sensitivity"`
-	LoadDownTicks       int     `yaml:"load_scaling_down_ticks" json:"load_scaling_down_ticks"` // ours: low estimates in a row before a scale-down
-	LoadMinObservations int     `yaml:"load_min_observations" json:"load_min_observations"`
-	LoadPredictor       string  `yaml:"load_predictor" json:"load_predictor"`
-	LoadPredictorLog1p  bool    `yaml:"load_predictor_log1p" json:"load_predictor_log1p"`
-	KalmanQLevel        float64 `yaml:"kalman_q_level" json:"kalman_q_level"`
-	KalmanQTrend        float64 `yaml:"kalman_q_trend" json:"kalman_q_trend"`
-	KalmanR             float64 `yaml:"kalman_r" json:"kalman_r"`
-	KalmanMinPoints     int     `yaml:"kalman_min_points" json:"kalman_min_points"`
-	MaxNumGPUs          int     `yaml:"max_num_gpus" json:"max_num_gpus"`
-	MinWorkers          int     `yaml:"min_workers" json:"min_workers"`
-	PrefillMinWorkers   int     `yaml:"prefill_min_workers" json:"prefill_min_workers"` // 0: min_workers
-	DecodeMinWorkers    int     `yaml:"decode_min_workers" json:"decode_min_workers"`   // 0: min_workers
-}
-
-// DefaultPlanner is the planner section "{}" stands for: disabled, with
-// core/planner's defaults.
-func DefaultPlanner() Planner {
-	d := planner.DefaultConfig()
-	return Planner{Policy: "disabled", Target: "throughput", EnableThroughput: d.Throughput, EnableLoad: d.Load,
-		ThroughputIntervalS: d.ThroughputIntervalS, LoadIntervalS: d.LoadIntervalS, MaxFPMSamples: d.MaxFPMSamples,
-		FPMBucketSize: d.FPMBucketSize, LoadDownSensitivity: d.ScaleDownSensitivity, LoadDownTicks: d.ScaleDownTicks, LoadMinObservations: d.MinObservations,
-		LoadPredictor: d.Predictor, LoadPredictorLog1p: d.PredictorLog1p, KalmanQLevel: d.KalmanQLevel, KalmanQTrend: d.KalmanQTrend,
-		KalmanR: d.KalmanR, KalmanMinPoints: d.KalmanMinPoints, MaxNumGPUs: d.MaxGPUs, MinWorkers: 1}
-}
-
-// Resolve is the planner's configuration: the section with its preset
-// applied and the SLA it scales against.
-func (p Planner) Resolve(sla SLA) (planner.Config, error) {
-	c := planner.Config{Load: p.EnableLoad, Throughput: p.EnableThroughput, LoadIntervalS: p.LoadIntervalS,
-		ThroughputIntervalS: p.ThroughputIntervalS, TTFTMs: sla.TTFTMs, ITLMs: sla.ITLMs,
-		ScaleDownSensitivity: p.LoadDownSensitivity, ScaleDownTicks: p.LoadDownTicks, MinObservations: p.LoadMinObservations, MaxFPMSamples: p.MaxFPMSamples,
-		FPMBucketSize: p.FPMBucketSize, Predictor: p.LoadPredictor, PredictorLog1p: p.LoadPredictorLog1p,
-		KalmanQLevel: p.KalmanQLevel, KalmanQTrend: p.KalmanQTrend, KalmanR: p.KalmanR, KalmanMinPoints: p.KalmanMinPoints,
-		MaxGPUs: p.MaxNumGPUs}
-	if p.ScalingPolicy != "" {
-		if err := planner.ApplyPreset(p.ScalingPolicy, &c); err != nil {
-			return c, err // it names planner.scaling_policy
-		}
-	}
-	return c, nil
-}
-
-// MinWorkersOf is the planner's floor for a pool (aggregated, prefill, decode).
-func (p Planner) MinWorkersOf(pool string) int {
-	switch {
-	case pool == "prefill" && p.PrefillMinWorkers > 0:
-		return p.PrefillMinWorkers
-	case pool == "decode" && p.DecodeMinWorkers > 0:
-		return p.DecodeMinWorkers
-	}
-	return p.MinWorkers
 }
 
 // Evaluation holds the SLA used for goodput.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/engine"
-	"github.com/dynosim/dynosim-web/core/planner"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -361,42 +360,4 @@ func (r *Role) BlockSize(backend string) int {
 // GPUs is the number of GPUs one worker of the role uses.
 func (r *Role) GPUs() int {
 	return r.Parallelism.Tensor * r.Parallelism.Pipeline * r.Parallelism.AttentionData
-}
-
-// validate checks the planner's numbers; the planner checks what depends
-// on the rest of the config (the SLA, the GPUs) when it is built.
-func (p *Planner) validate() error {
-	if p.ScalingPolicy != "" && !slices.Contains(planner.PresetNames, p.ScalingPolicy) {
-		return fmt.Errorf("planner.scaling_policy: must be one of %s, got %q", strings.Join(planner.PresetNames, ", "), p.ScalingPolicy)
-	}
-	for _, k := range []struct {
-		path string
-		v    float64
-	}{
-		{"planner.throughput_adjustment_interval_seconds", p.ThroughputIntervalS},
-		{"planner.load_adjustment_interval_seconds", p.LoadIntervalS},
-	} {
-		if !(k.v > 0 && k.v <= 1e7) {
-			return fmt.Errorf("%s: must be in (0, 1e7], got %v", k.path, k.v)
-		}
-	}
-	switch {
-	case !(p.LoadDownSensitivity >= 0 && p.LoadDownSensitivity <= 100):
-		return fmt.Errorf("planner.load_scaling_down_sensitivity: must be a percent in [0, 100], got %v", p.LoadDownSensitivity)
-	case p.MaxFPMSamples < 1 || p.MaxFPMSamples > 1<<16:
-		return fmt.Errorf("planner.max_num_fpm_samples: must be in [1, 65536], got %d", p.MaxFPMSamples)
-	case p.FPMBucketSize < 1 || p.FPMBucketSize > p.MaxFPMSamples:
-		return fmt.Errorf("planner.fpm_sample_bucket_size: must be in [1, max_num_fpm_samples], got %d", p.FPMBucketSize)
-	case p.LoadMinObservations < 1 || p.LoadMinObservations > 1<<20:
-		return fmt.Errorf("planner.load_min_observations: must be in [1, 2^20], got %d", p.LoadMinObservations)
-	case p.MaxNumGPUs < 1 || p.MaxNumGPUs > MaxGPUs:
-		return fmt.Errorf("planner.max_num_gpus: must be in [1, %d], got %d", MaxGPUs, p.MaxNumGPUs)
-	case p.MinWorkers < 1 || p.MinWorkers > MaxReplicas || p.PrefillMinWorkers < 0 || p.PrefillMinWorkers > MaxReplicas || p.DecodeMinWorkers < 0 || p.DecodeMinWorkers > MaxReplicas:
-		return fmt.Errorf("planner.min_workers: must be in [1, %d] (prefill_ and decode_min_workers: 0 for min_workers)", MaxReplicas)
-	case !(p.KalmanQLevel >= 0) || !(p.KalmanQTrend >= 0) || !(p.KalmanR > 0) || p.KalmanQLevel > 1e12 || p.KalmanQTrend > 1e12 || p.KalmanR > 1e12:
-		return fmt.Errorf("planner.kalman_q_level, kalman_q_trend: must be ≥ 0; kalman_r: > 0 (all ≤ 1e12)")
-	case p.KalmanMinPoints < 1 || p.KalmanMinPoints > 1<<20:
-		return fmt.Errorf("planner.kalman_min_points: must be in [1, 2^20], got %d", p.KalmanMinPoints)
-	}
-	return nil
 }
