@@ -16,6 +16,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"github.com/dynosim/dynosim-web/core/report/metrics"
 	"math"
 	"slices"
 	"strconv"
@@ -482,18 +483,7 @@ func num(v float64) string {
 	case math.Abs(v) >= 1e15:
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return metrics.Format(math.Round(v)) // the report's thousands separators
 }
 
 // plural is "s" unless n is 1.
