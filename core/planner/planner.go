@@ -16,12 +16,12 @@ package planner
 import (
 	"errors"
 	"fmt"
-	"github.com/dynosim/dynosim-web/core/report/metrics"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/metrics"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
