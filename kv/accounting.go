@@ -11,6 +11,13 @@ type accounting struct {
 	reserved int     // slots promised to reservations, not yet allocated
 	inactive int
 	onRemove func(hash uint64)
+	// quarantined slots were evicted into a lower tier whose copy is still
+	// in flight: neither free nor usable (the lineage pool with tiers).
+	quarantined int
+	blocked     bool // the last Reserve failed only for want of them
+	// claimed slots are promised to blocked reservations: the room their
+	// evictions will free, kept from others until they retry (Claim).
+	claimed int
 }
 
 func newAccounting(capacity int) accounting {
@@ -25,8 +32,13 @@ func newAccounting(capacity int) accounting {
 // Capacity is the number of slots.
 func (a *accounting) Capacity() int { return a.capacity }
 
-// Free is the number of slots neither occupied nor reserved.
-func (a *accounting) Free() int { return len(a.free) - a.reserved }
+// Free is the number of slots neither occupied, reserved nor claimed. With
+// claims it can be negative: room still being copied out is promised.
+func (a *accounting) Free() int { return len(a.free) - a.reserved - a.claimed }
+
+// Claim promises n more slots (negative: gives them back) to a reservation
+// that Blocked: the quarantined room it waits for is not taken by others.
+func (a *accounting) Claim(n int) { a.claimed += n }
 
 // Active is the number of slots in use by requests: occupied slots that are
 // not inactive, plus reserved ones.
@@ -34,6 +46,14 @@ func (a *accounting) Active() int { return a.capacity - len(a.free) - a.inactive
 
 // Inactive is the number of cached slots nobody references or pins.
 func (a *accounting) Inactive() int { return a.inactive }
+
+// Quarantined is the number of evicted slots waiting for their offload copy.
+func (a *accounting) Quarantined() int { return a.quarantined }
+
+// Blocked reports whether the last Reserve failed only because the room it
+// needs is being copied to a lower tier: it frees when the copies end, so
+// the caller waits rather than preempting.
+func (a *accounting) Blocked() bool { return a.blocked }
 
 // SetOnRemove sets the function called with each hash whose last copy was
 // evicted, in eviction order.

@@ -18,6 +18,32 @@ func (k EventKind) String() string {
 	return "unknown"
 }
 
+// Tier is the storage tier of an event's blocks (Dynamo's StorageTier):
+// the engine's own G1 device memory, or a KVBM lower tier.
+type Tier uint8
+
+const (
+	Device     Tier = iota // G1
+	HostPinned             // G2
+	Disk                   // G3
+	Object                 // G4
+)
+
+func (t Tier) String() string {
+	switch t {
+	case HostPinned:
+		return "host_pinned"
+	case Disk:
+		return "disk"
+	case Object:
+		return "object"
+	}
+	return "device"
+}
+
+// MarshalText writes the tier's name.
+func (t Tier) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
 // StoredBlock is one block of a Stored event: its sequence hash and local
 // (tokens) hash.
 type StoredBlock struct {
@@ -30,6 +56,7 @@ type Event struct {
 	ID        uint64        `json:"event_id"`
 	DPRank    int           `json:"dp_rank"`
 	Kind      EventKind     `json:"-"`
+	Tier      Tier          `json:"tier"` // Device unless a lower tier stored or removed the blocks
 	Parent    uint64        `json:"parent_hash,omitempty"`
 	HasParent bool          `json:"-"`
 	Blocks    []StoredBlock `json:"blocks,omitempty"`
@@ -85,4 +112,28 @@ func (l *EventLog) Drain() []Event {
 	ev := l.Events
 	l.Events = nil
 	return ev
+}
+
+// StoredIn publishes hashes as stored in a lower tier: one Stored event
+// without parent or token hashes (a lower tier keeps blocks by sequence
+// hash only).
+func (l *EventLog) StoredIn(tier Tier, hashes []uint64) {
+	if len(hashes) == 0 {
+		return
+	}
+	ev := l.add(Stored)
+	ev.Tier = tier
+	for _, h := range hashes {
+		ev.Blocks = append(ev.Blocks, StoredBlock{BlockHash: h})
+	}
+}
+
+// RemovedIn publishes hashes as removed from a lower tier.
+func (l *EventLog) RemovedIn(tier Tier, hashes []uint64) {
+	if len(hashes) == 0 {
+		return
+	}
+	ev := l.add(Removed)
+	ev.Tier = tier
+	ev.Removed = append(ev.Removed, hashes...)
 }

@@ -23,6 +23,9 @@ type BlockPool interface {
 	Register(copy int32, hash uint64, parent int32) (held int32, first bool)
 	Release(copy int32)
 	SetOnRemove(func(hash uint64))
+	Quarantined() int
+	Blocked() bool
+	Claim(n int)
 }
 
 var (
@@ -51,12 +54,16 @@ func (p *Pool) Register(copy int32, hash uint64, parent int32) (int32, bool) {
 //     is therefore never removed before its children, so Removed events
 //     never orphan a block in a router's index, while native LRU may evict a
 //     shared prefix whose suffixes are still resident.
+//
+// With lower tiers (SetOffload) an evicted block is handed to them and its
+// slot stays quarantined until its copy ends (spec §5.4).
 type LineagePool struct {
 	accounting
-	slots  []lslot
-	byHash *idmap.Map
-	leaves idHeap // evictable leaves by (tick, slot)
-	tick   uint64
+	slots   []lslot
+	byHash  *idmap.Map
+	leaves  idHeap // evictable leaves by (tick, slot)
+	tick    uint64
+	offload func(hash uint64, slot int32) bool
 }
 
 type lslot struct {
@@ -98,10 +105,25 @@ func (p *LineagePool) isInactive(c int32) bool {
 	return s.state == slotCached && s.refs == 0 && s.pins == 0
 }
 
+// SetOffload hands every evicted block to offload, which reports whether
+// the slot must stay quarantined until its copy ends (Unquarantine).
+func (p *LineagePool) SetOffload(offload func(hash uint64, slot int32) bool) { p.offload = offload }
+
+// Unquarantine frees a slot whose offload copy has ended.
+func (p *LineagePool) Unquarantine(c int32) {
+	p.quarantined--
+	p.slots[c] = lslot{}
+	p.recycle(c)
+}
+
 // Reserve implements BlockPool. Every inactive block not being pinned is
 // evictable: ancestors of held blocks are held too (a lease holds its whole
-// prefix), so evicting leaves one by one reaches all of them.
+// prefix), so evicting leaves one by one reaches all of them. Quarantined
+// slots count as room on its way: when they cover the shortfall, Reserve
+// evicts what else it needs and fails with Blocked set, and the caller
+// waits for the copies.
 func (p *LineagePool) Reserve(prefix []int32, fresh int) bool {
+	p.blocked = false
 	if fresh > p.Free() {
 		evictable := p.inactive
 		for _, c := range prefix {
@@ -109,7 +131,7 @@ func (p *LineagePool) Reserve(prefix []int32, fresh int) bool {
 				evictable--
 			}
 		}
-		if fresh > p.Free()+evictable {
+		if fresh > p.Free()+p.quarantined+evictable {
 			return false
 		}
 	}
@@ -119,8 +141,13 @@ func (p *LineagePool) Reserve(prefix []int32, fresh int) bool {
 		}
 		p.slots[c].pins++
 	}
-	for fresh > p.Free() {
+	for fresh > p.Free()+p.quarantined {
 		p.evict(p.leaves.min())
+	}
+	if fresh > p.Free() {
+		p.Cancel(prefix, 0)
+		p.blocked = true
+		return false
 	}
 	p.reserved += fresh
 	return true
@@ -211,6 +238,12 @@ func (p *LineagePool) evict(c int32) {
 			p.leaves.push(par, ps.tick, uint64(par)) // a leaf again, at its original tick
 		}
 	}
+	h := s.hash
 	*s = lslot{}
+	if p.offload != nil && p.offload(h, c) {
+		s.state = slotQuarantined
+		p.quarantined++
+		return
+	}
 	p.recycle(c)
 }

@@ -32,6 +32,7 @@ func NewManagerWith(pool BlockPool, blockSize int, caching bool, events *EventLo
 type Lease struct {
 	Slots     []int32
 	finalized int
+	claim     int // slots claimed by a blocked Allocate, given back on the next
 }
 
 // Match returns the resident and active prefix lengths, in blocks, of a
@@ -47,6 +48,7 @@ func (m *Manager) Match(seq []uint64) (overlap, active int) {
 // allocation the leading prefixBlocks blocks reuse resident copies of seq.
 // It is all-or-nothing and reports false when the pool cannot make room.
 func (m *Manager) Allocate(l *Lease, tokens, prefixBlocks int, seq []uint64) bool {
+	m.unclaim(l)
 	target := (tokens + m.BlockSize - 1) / m.BlockSize
 	have := len(l.Slots)
 	if target <= have {
@@ -64,10 +66,18 @@ func (m *Manager) Allocate(l *Lease, tokens, prefixBlocks int, seq []uint64) boo
 	}
 	m.scratch = prefix
 	fresh := target - have - len(prefix)
-	if !m.Pool.Reserve(prefix, fresh) {
+	ok := m.Pool.Reserve(prefix, fresh)
+	// Evictions happen even when a reservation ends up blocked.
+	m.removed = m.Events.removed(m.removed) // empty unless events are on
+	if !ok {
+		if m.Pool.Blocked() {
+			// The evicted room is this request's when its copies end:
+			// others (a decode growing by a block) must not take it.
+			l.claim = fresh
+			m.Pool.Claim(fresh)
+		}
 		return false
 	}
-	m.removed = m.Events.removed(m.removed) // empty unless events are on
 	for _, c := range prefix {
 		m.Pool.Acquire(c)
 		l.Slots = append(l.Slots, c)
@@ -113,6 +123,7 @@ func (m *Manager) Finalize(l *Lease, before, after int, seq, local []uint64) {
 // Release returns every block of the lease, last block first, so a finished
 // request's suffix enters the LRU before its prefix and is evicted first.
 func (m *Manager) Release(l *Lease) {
+	m.unclaim(l)
 	for i := len(l.Slots) - 1; i >= 0; i-- {
 		m.Pool.Release(l.Slots[i])
 	}
@@ -120,9 +131,22 @@ func (m *Manager) Release(l *Lease) {
 	l.finalized = 0
 }
 
+func (m *Manager) unclaim(l *Lease) {
+	if l.claim > 0 {
+		m.Pool.Claim(-l.claim)
+		l.claim = 0
+	}
+}
+
+// Blocked reports whether the last failed Allocate is waiting for G1 slots
+// whose copy to a lower tier is in flight (wait, do not preempt).
+func (m *Manager) Blocked() bool { return m.Pool.Blocked() }
+
 // CanGrow reports whether n fresh blocks could be allocated now, evicting
 // inactive blocks if needed.
-func (m *Manager) CanGrow(n int) bool { return n <= m.Pool.Free()+m.Pool.Inactive() }
+func (m *Manager) CanGrow(n int) bool {
+	return n <= m.Pool.Free()+m.Pool.Inactive()+m.Pool.Quarantined()
+}
 
 // Truncate releases the lease's blocks beyond the first blocks, last first.
 // Only never-finalized (private) tail blocks are expected here: it returns

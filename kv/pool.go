@@ -26,6 +26,7 @@ const (
 	slotFree slotState = iota
 	slotPrivate
 	slotCached
+	slotQuarantined // evicted, its copy to a lower tier in flight (lineage pool)
 )
 
 type slot struct {

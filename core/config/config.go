@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/kv/tiers"
 	"gopkg.in/yaml.v3"
 )
 
@@ -148,6 +149,32 @@ type KVCache struct {
 	G1Backend     string   `yaml:"g1_backend" json:"g1_backend"` // native | kvbm
 	DType         string   `yaml:"dtype" json:"dtype"`           // auto (the model's) | bf16 | fp16 | fp8 (vLLM --kv-cache-dtype)
 	Capacity      Capacity `yaml:"capacity" json:"capacity"`
+	// Tiers are KVBM's lower tiers (g1_backend kvbm, vLLM/TensorRT-LLM).
+	Tiers Tiers `yaml:"tiers" json:"tiers"`
+}
+
+// Tiers configures KVBM's G2 host, G3 disk and G4 object tiers (spec §5;
+// defaults in kv/tiers.DefaultSettings). g2.blocks > 0 turns them on.
+type Tiers struct {
+	OffloadBatchBlocks int    `yaml:"offload_batch_blocks" json:"offload_batch_blocks"` // 0: 32
+	G2                 Tier   `yaml:"g2" json:"g2"`                                     // per worker
+	G3                 Tier   `yaml:"g3" json:"g3"`                                     // shared by the role's workers
+	G4                 TierG4 `yaml:"g4" json:"g4"`                                     // shared, unbounded
+}
+
+// Tier is a bounded lower tier: its capacity and its write (from the tier
+// above) and read (towards G1) bandwidths in 10^9 bytes/s (0: instant).
+type Tier struct {
+	Blocks    int     `yaml:"blocks" json:"blocks"`
+	WriteGBps float64 `yaml:"write_gb_per_second" json:"write_gb_per_second"`
+	ReadGBps  float64 `yaml:"read_gb_per_second" json:"read_gb_per_second"`
+}
+
+// TierG4 is the object tier: on or off, no capacity.
+type TierG4 struct {
+	Enabled   bool    `yaml:"enabled" json:"enabled"`
+	WriteGBps float64 `yaml:"write_gb_per_second" json:"write_gb_per_second"`
+	ReadGBps  float64 `yaml:"read_gb_per_second" json:"read_gb_per_second"`
 }
 
 // Capacity sizes the G1 pool.
@@ -223,7 +250,7 @@ func Default() Config {
 		return Role{
 			Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1},
 			Scheduler:   Scheduler{MaxBatchedTokens: engine.DefaultMaxBatchedTokens, MaxSequences: seqs, Preemption: "lifo", ChunkedPrefill: true},
-			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", DType: "auto", Capacity: Capacity{MemoryFraction: 0.9}},
+			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", DType: "auto", Capacity: Capacity{MemoryFraction: 0.9}, Tiers: defaultTiers()},
 			Timing:      Timing{Speedup: 1, DecodeSpeedup: 1},
 			SGLang:      DefaultSGLang(),
 		}
@@ -243,6 +270,28 @@ func Default() Config {
 			PrefillLoadModel: PrefillLoadModel{Type: "none"}, KV: KVRouter{UseKVEvents: true, TTLSeconds: 120, Queue: RouterQueue{Policy: "fcfs"}}},
 		Planner:   DefaultPlanner(),
 		Execution: Execution{Seed: 42},
+	}
+}
+
+func defaultTiers() Tiers {
+	d := tiers.DefaultSettings()
+	return Tiers{
+		OffloadBatchBlocks: d.BatchBlocks,
+		G2:                 Tier{WriteGBps: d.G1ToG2, ReadGBps: d.G2ToG1},
+		G3:                 Tier{WriteGBps: d.G2ToG3, ReadGBps: d.G3ToG2},
+		G4:                 TierG4{WriteGBps: d.G2ToG4, ReadGBps: d.G4ToG2},
+	}
+}
+
+// Settings are the tier knobs for kv/tiers (block size and bytes per
+// token are the engine's and the model's).
+func (t *Tiers) Settings(blockSize int, bytesPerToken float64) tiers.Settings {
+	return tiers.Settings{
+		BlockSize: blockSize, BytesPerToken: bytesPerToken, BatchBlocks: t.OffloadBatchBlocks,
+		G2Blocks: t.G2.Blocks, G3Blocks: t.G3.Blocks, G4: t.G4.Enabled,
+		G1ToG2: t.G2.WriteGBps, G2ToG1: t.G2.ReadGBps,
+		G2ToG3: t.G3.WriteGBps, G3ToG2: t.G3.ReadGBps,
+		G2ToG4: t.G4.WriteGBps, G4ToG2: t.G4.ReadGBps,
 	}
 }
 

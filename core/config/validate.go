@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/kv/tiers"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -305,6 +306,9 @@ func (c *Config) validateRole(path string, r *Role) error {
 			return err
 		}
 	}
+	if err := c.validateTiers(path, r); err != nil {
+		return err
+	}
 	ec := c.EngineConfig(r)
 	if err := ec.ValidateSettings(); err != nil {
 		return engineErr(path, err)
@@ -360,4 +364,28 @@ func (r *Role) BlockSize(backend string) int {
 // GPUs is the number of GPUs one worker of the role uses.
 func (r *Role) GPUs() int {
 	return r.Parallelism.Tensor * r.Parallelism.Pipeline * r.Parallelism.AttentionData
+}
+
+// validateTiers checks the lower tiers against the engine they attach to;
+// what only the model knows (its KV bytes per token) is checked when the
+// run is built. Every error names kv_cache.tiers or a key below it.
+func (c *Config) validateTiers(path string, r *Role) error {
+	t := r.KVCache.Tiers
+	p := path + ".kv_cache.tiers"
+	set := t.Settings(r.BlockSize(c.Engine.Backend), 1) // any known bytes per token: the size is the model's
+	if _, err := tiers.Resolve(set); err != nil {
+		return fmt.Errorf("%s.%w", p, err)
+	}
+	if !set.Enabled() {
+		return nil
+	}
+	switch {
+	case c.Engine.Backend == "sglang":
+		return fmt.Errorf("%s: not supported by the sglang backend (KVBM's lower tiers attach to the vLLM/TensorRT-LLM core only)", p)
+	case r.KVCache.G1Backend != "kvbm":
+		return fmt.Errorf("%s: need %s.kv_cache.g1_backend: kvbm (the native G1 models only the engine's own GPU tier)", p, path)
+	case !r.KVCache.PrefixCaching:
+		return fmt.Errorf("%s: need %s.kv_cache.prefix_caching: true (lower tiers keep blocks by their prefix hash)", p, path)
+	}
+	return nil
 }

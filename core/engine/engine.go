@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/dynosim/dynosim-web/kv"
+	"github.com/dynosim/dynosim-web/kv/tiers"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -141,6 +142,7 @@ type Pass struct {
 	Admissions []Admission
 	Events     []kv.Event
 	Reserved   []Reservation // reservations granted at the pass start
+	Parked     []uint64      // requests that parked to onboard lower-tier blocks
 	FPM        FPM
 	Metrics    Metrics
 	Counters   Counters // this pass only
@@ -222,6 +224,10 @@ type Config struct {
 	Decode bool
 	// Watch is the request whose passes Pass.Watched describes (0: none).
 	Watch uint64
+	// Tiers are the KVBM lower tiers of the core's pool (nil: none): the
+	// core joins them as a worker. vLLM/TensorRT-LLM with the kvbm G1 and
+	// prefix caching only.
+	Tiers *tiers.System
 }
 
 // FieldError is a failed check of one engine setting. Field is the
@@ -321,6 +327,12 @@ func (c *Config) ValidateSettings() error {
 		return fieldErr("max_model_len", "must be ≥ 0, got %d", c.MaxModelLen)
 	case c.MaxModelLen > 0 && c.Policy != VLLM:
 		return fieldErr("max_model_len", "only supported by the vllm backend")
+	case c.Tiers != nil && c.Policy == SGLang:
+		return fieldErr("tiers", "not supported by the sglang backend (KVBM's lower tiers attach to the vLLM/TensorRT-LLM core only)")
+	case c.Tiers != nil && c.G1 != KVBMG1:
+		return fieldErr("tiers", "need g1_backend: kvbm (the native G1 models only the engine's own GPU tier)")
+	case c.Tiers != nil && !c.PrefixCaching:
+		return fieldErr("tiers", "need prefix_caching: true (lower tiers keep blocks by their prefix hash)")
 	}
 	if c.Policy == SGLang {
 		return c.validateSGLang()
@@ -355,6 +367,8 @@ type seq struct {
 	hasher              kv.Hasher
 	lease               kv.Lease
 	pass                uint64 // last pass that scheduled it
+	onboardFrom         int    // parked: the lease's blocks [onboardFrom, onboardTo) are arriving
+	onboardTo           int
 	passTokens          int    // tokens scheduled in that pass
 	passPrompt, passPre int    // prompt tokens and prefix of that pass
 	done                bool
@@ -395,6 +409,11 @@ type Core struct {
 	// ones waiting for their KV, and finished prefills holding theirs
 	pending         deque[*seq]
 	reserved, holds []*seq
+
+	// lower tiers (tiers.go): nil without
+	tier              *tiers.Worker
+	lineage           *kv.LineagePool
+	parked, unparked  []*seq // waiting for onboarded blocks, in park order
 
 	// per-pass state
 	budget      int
@@ -438,6 +457,9 @@ func New(cfg Config) (*Core, error) {
 		pool = kv.NewLineagePool(cfg.NumBlocks)
 	}
 	c.kv = kv.NewManagerWith(pool, cfg.BlockSize, cfg.PrefixCaching, c.events)
+	if cfg.Tiers != nil {
+		c.joinTiers()
+	}
 	return c, nil
 }
 
@@ -533,7 +555,7 @@ func (s *seq) addHash(local, sh uint64) {
 func (c *Core) Metrics() Metrics {
 	return Metrics{
 		Running:      len(c.running) + len(c.reserved),
-		Waiting:      c.waiting.len() + c.pending.len(),
+		Waiting:      c.waiting.len() + c.pending.len() + len(c.parked),
 		ActiveBlocks: c.kv.Pool.Active(),
 		TotalBlocks:  c.cfg.NumBlocks,
 		Preemptions:  c.preemptions,
@@ -591,6 +613,11 @@ func (c *Core) find(id uint64) *seq {
 	}
 	for i := range c.waiting.len() {
 		if s := c.waiting.at(i); s.id == id {
+			return s
+		}
+	}
+	for _, s := range c.parked {
+		if s.id == id {
 			return s
 		}
 	}

@@ -13,6 +13,7 @@ const (
 	scheduled outcome = iota
 	blocked
 	currentPreempted
+	waitsForOffload // its KV room is being copied to a lower tier
 )
 
 // cost is the prefix-cache credit of a request at admission.
@@ -23,7 +24,7 @@ type cost struct{ cached, activeCached int }
 func (c *Core) Step(now timing.Time) *Pass {
 	c.passID++
 	p := &c.pass
-	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0], Reserved: p.Reserved[:0]}
+	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0], Reserved: p.Reserved[:0], Parked: p.Parked[:0]}
 	c.tokens, c.rejected, c.ready = c.tokens[:0], c.rejected[:0], c.ready[:0]
 	c.batchCount, c.batchISL, c.batchPrefix = 0, 0, 0
 	c.fpmPrefill, c.fpmDecode = welford{}, welford{}
@@ -33,6 +34,9 @@ func (c *Core) Step(now timing.Time) *Pass {
 		c.budget = math.MaxInt
 	}
 
+	if c.tier != nil {
+		c.tickTiers(now)
+	}
 	// Transferred prompts reserve their room before anything else runs.
 	if c.pending.len() > 0 {
 		c.grantReservations()
@@ -50,6 +54,8 @@ func (c *Core) Step(now timing.Time) *Pass {
 			c.cursor++
 		case blocked:
 			c.cursor = len(c.running)
+		case waitsForOffload:
+			c.cursor++ // the others may not need new blocks
 		}
 	}
 
@@ -72,6 +78,13 @@ func (c *Core) Step(now timing.Time) *Pass {
 			c.rejected = append(c.rejected, Signal{ID: s.id, Completed: true, Rejected: true, Reason: why, Cached: -1})
 			p.Busy = true
 			continue
+		}
+		if c.tier != nil && len(s.lease.Slots) == 0 && !c.cfg.Decode {
+			if o := c.onboard(s); o == parkedForBlocks {
+				continue
+			} else if o == blockedOnOffload {
+				break
+			}
 		}
 		if c.schedule(s, true, cs) != scheduled {
 			break
@@ -110,6 +123,10 @@ func (c *Core) Step(now timing.Time) *Pass {
 		}
 	}
 	p.End = now + min(pass, timing.Horizon) // saturated: the replay stops at the horizon
+	if c.tier != nil {
+		c.tier.Flush() // a partial offload batch goes now
+		c.stall(p)
+	}
 	if c.events != nil {
 		p.Events = c.events.Drain()
 	}
@@ -164,6 +181,11 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 	}
 	after := before + desired
 	for !c.kv.Allocate(&s.lease, after, cached/bs, s.hashes) {
+		if c.kv.Blocked() {
+			// The room is on its way back from a lower-tier copy: wait
+			// for it rather than preempt (the stall rule wakes the core).
+			return waitsForOffload
+		}
 		if c.cfg.Policy == TRTLLM || fromWaiting {
 			// GUARANTEED_NO_EVICT never preempts: its admission reserved
 			// the room. A waiting request never preempts a running one
@@ -291,18 +313,9 @@ func (c *Core) admission(s *seq) (decision, cost) {
 func (c *Core) prefixCost(s *seq) cost {
 	overlap, active := c.kv.Match(s.hashes)
 	bs := c.cfg.BlockSize
-	cs := cost{cached: min(overlap*bs, s.length), activeCached: min(active*bs, s.length)}
+	cs := cost{cached: c.reusable(s, overlap*bs), activeCached: min(active*bs, s.length)}
 	if c.cfg.Policy != VLLM {
-		return cs // TensorRT-LLM uses cached tokens as computed
-	}
-	if !s.complete(c.cfg.MaxModelLen) {
-		maxCached := (s.length - 1) / bs * bs
-		cs.cached = min(cs.cached, maxCached)
-	}
-	if c.spec != nil && cs.cached >= bs {
-		// MTP/Eagle recompute: the draft head needs the hidden states of
-		// the last cached block, so one more block is recomputed (P1).
-		cs.cached -= bs
+		return cs
 	}
 	if cs.cached < overlap*bs {
 		// Only active blocks inside the prefix that is reused count: with
@@ -313,6 +326,27 @@ func (c *Core) prefixCost(s *seq) cost {
 	}
 	cs.activeCached = min(cs.activeCached, cs.cached)
 	return cs
+}
+
+// reusable is how many of the first cached tokens of s it may reuse. vLLM
+// recomputes at least the last token of a request that still needs logits,
+// so a block-aligned full hit gives back its last block; TensorRT-LLM uses
+// cached tokens as computed.
+func (c *Core) reusable(s *seq, cached int) int {
+	bs := c.cfg.BlockSize
+	cached = min(cached, s.length)
+	if c.cfg.Policy != VLLM {
+		return cached
+	}
+	if !s.complete(c.cfg.MaxModelLen) {
+		cached = min(cached, (s.length-1)/bs*bs)
+	}
+	if c.spec != nil && cached >= bs {
+		// MTP/Eagle recompute: the draft head needs the hidden states of
+		// the last cached block, so one more block is recomputed (P1).
+		cached -= bs
+	}
+	return cached
 }
 
 // admissionTRT is GUARANTEED_NO_EVICT (spec §2.9): a request is admitted
@@ -461,7 +495,9 @@ func (c *Core) reserveBursts() bool {
 		}
 		if c.kv.CanGrow(need) {
 			for _, s := range c.ready {
-				c.kv.Allocate(&s.lease, c.burstReserve(s, k), 0, s.hashes)
+				if !c.kv.Allocate(&s.lease, c.burstReserve(s, k), 0, s.hashes) {
+					return false // blocked on a lower-tier copy: no bursts this pass
+				}
 			}
 			return true
 		}

@@ -26,6 +26,7 @@ type Report struct {
 	Pools         []PoolStats       `json:"pools"`
 	Workers       []WorkerStats     `json:"workers"`
 	KVTransfer    *TransferStats    `json:"kv_transfer,omitempty"` // disaggregated runs
+	KVTiers       []TierPool        `json:"kv_tiers,omitempty"`    // pools with KVBM lower tiers
 	Engine        EngineStats       `json:"engine"`
 	Distributions Distributions     `json:"distributions"`
 	Planner       *PlannerReport    `json:"planner,omitempty"`          // planner runs
@@ -493,6 +494,7 @@ func (r *Report) Table() string {
 	r.tablePools(&b)
 	r.tablePlanner(&b)
 	r.tableBreakdown(&b)
+	r.tableTiers(&b)
 	fmt.Fprintf(&b, "Simulator wall time (ms): %s\n", num(s["wall_time_ms"]))
 	r.tableTimeline(&b)
 	return b.String()

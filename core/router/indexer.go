@@ -129,6 +129,11 @@ func (ix *Indexer) Apply(worker int, events []kv.Event) error {
 			fail(ev, "event id %d expected", rs.nextID)
 		}
 		rs.nextID = ev.ID + 1
+		if ev.Tier != kv.Device {
+			// The index is of G1: a block in a lower tier is not a prefix
+			// hit the worker can serve without onboarding it.
+			continue
+		}
 		switch ev.Kind {
 		case kv.Stored:
 			if ev.HasParent {

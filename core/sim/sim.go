@@ -279,6 +279,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 		return nil, err
 	}
 	rep.Deployment, rep.Warnings = &c.dep, c.warnings
+	rep.KVTiers = tierReports(c.tiers, rep)
 	return rep, nil
 }
 
@@ -293,6 +294,7 @@ type cluster struct {
 	frontend timing.Time // the serving frontend's latency (the roofline's engine overhead)
 	scaling  *replay.Scaling
 	ecfgs    []engine.Config // per pool, what its workers are built from
+	tiers    []poolTiers     // pools with KVBM lower tiers
 }
 
 // cluster builds the cluster of cfg.
@@ -335,6 +337,11 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 			ecfg.Decode = true
 		}
 		ecfg.Watch = p.in.Watch
+		if ecfg.Tiers, err = lowerTiers(cfg, r, roof, ecfg.BlockSize); err != nil {
+			return nil, err
+		} else if ecfg.Tiers != nil {
+			c.tiers = append(c.tiers, poolTiers{r.name, ecfg.Tiers})
+		}
 		workers := make([]*engine.Worker, r.Parallelism.Replicas)
 		for i := range workers {
 			if workers[i], err = newWorker(cfg, ecfg, r.Parallelism.AttentionData, first+i); err != nil {

@@ -1,0 +1,166 @@
+package tiers
+
+import "github.com/dynosim/dynosim-web/internal/idmap"
+
+// pool is one lower tier's block set (kvbm-logical's BlockManager<G2/G3>,
+// or G4's presence map when unbounded): blocks keyed by sequence hash, each
+// incoming (a copy into it is in flight; its room is taken) or resident.
+// Resident blocks nobody pins sit in an LRU list and are evicted oldest
+// first when an incoming block needs room. Slots are allocated as blocks
+// arrive, so a large capacity costs only what the run touches.
+type pool struct {
+	capacity int // 0: unbounded (G4)
+	slots    []pslot
+	free     []int32
+	byHash   idmap.Map
+	head     int32 // LRU head (oldest), -1 if empty
+	tail     int32
+	used     int // incoming + resident
+	peak     int
+	total    *int // a sum of used over pools (G2 of every worker), or nil
+	onEvict  func(hash uint64)
+}
+
+type pslot struct {
+	hash       uint64
+	prev, next int32
+	pins       int32
+	state      pstate
+	inLRU      bool
+}
+
+type pstate uint8
+
+const (
+	pfree pstate = iota
+	incoming
+	resident
+)
+
+func newPool(capacity int) *pool { return &pool{capacity: capacity, head: -1, tail: -1} }
+
+// lookup returns hash's slot and whether it is resident.
+func (p *pool) lookup(hash uint64) (slot int32, isResident, ok bool) {
+	s, ok := p.byHash.Get(hash)
+	if !ok {
+		return 0, false, false
+	}
+	return s, p.slots[s].state == resident, true
+}
+
+// residentSlot returns hash's slot if it is resident.
+func (p *pool) residentSlot(hash uint64) (int32, bool) {
+	s, res, ok := p.lookup(hash)
+	return s, ok && res
+}
+
+// reserve takes room for hash, an incoming block, evicting the least
+// recently used unpinned resident block when full. hash must be absent.
+func (p *pool) reserve(hash uint64) (int32, bool) {
+	if p.capacity > 0 && p.used >= p.capacity {
+		if p.head < 0 {
+			return 0, false // everything is pinned or incoming
+		}
+		p.evict(p.head)
+	}
+	var s int32
+	if n := len(p.free); n > 0 {
+		s = p.free[n-1]
+		p.free = p.free[:n-1]
+	} else {
+		s = int32(len(p.slots))
+		p.slots = append(p.slots, pslot{})
+	}
+	p.slots[s] = pslot{hash: hash, prev: -1, next: -1, state: incoming}
+	p.byHash.Put(hash, s)
+	p.used++
+	p.peak = max(p.peak, p.used)
+	if p.total != nil {
+		*p.total++
+	}
+	return s, true
+}
+
+// cancel gives back an incoming block's room.
+func (p *pool) cancel(s int32) {
+	p.byHash.Delete(p.slots[s].hash)
+	p.release(s)
+}
+
+// land makes an incoming block resident.
+func (p *pool) land(s int32) {
+	sl := &p.slots[s]
+	sl.state = resident
+	if sl.pins == 0 {
+		p.pushTail(s)
+	}
+}
+
+// pin keeps a resident or incoming block from eviction (a copy reads it).
+func (p *pool) pin(s int32) {
+	if p.slots[s].inLRU {
+		p.unlink(s)
+	}
+	p.slots[s].pins++
+}
+
+func (p *pool) unpin(s int32) {
+	sl := &p.slots[s]
+	sl.pins--
+	if sl.pins == 0 && sl.state == resident {
+		p.pushTail(s)
+	}
+}
+
+// touch marks a resident block as just used.
+func (p *pool) touch(s int32) {
+	if p.slots[s].inLRU {
+		p.unlink(s)
+		p.pushTail(s)
+	}
+}
+
+func (p *pool) evict(s int32) {
+	p.unlink(s)
+	h := p.slots[s].hash
+	p.byHash.Delete(h)
+	p.release(s)
+	if p.onEvict != nil {
+		p.onEvict(h)
+	}
+}
+
+func (p *pool) release(s int32) {
+	p.slots[s] = pslot{prev: -1, next: -1}
+	p.free = append(p.free, s)
+	p.used--
+	if p.total != nil {
+		*p.total--
+	}
+}
+
+func (p *pool) pushTail(s int32) {
+	sl := &p.slots[s]
+	sl.prev, sl.next, sl.inLRU = p.tail, -1, true
+	if p.tail >= 0 {
+		p.slots[p.tail].next = s
+	} else {
+		p.head = s
+	}
+	p.tail = s
+}
+
+func (p *pool) unlink(s int32) {
+	sl := &p.slots[s]
+	if sl.prev >= 0 {
+		p.slots[sl.prev].next = sl.next
+	} else {
+		p.head = sl.next
+	}
+	if sl.next >= 0 {
+		p.slots[sl.next].prev = sl.prev
+	} else {
+		p.tail = sl.prev
+	}
+	sl.prev, sl.next, sl.inLRU = -1, -1, false
+}
