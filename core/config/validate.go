@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/engine"
-	"github.com/dynosim/dynosim-web/kv/tiers"
 	"github.com/dynosim/dynosim-web/core/workload"
+	"github.com/dynosim/dynosim-web/kv/tiers"
 	"github.com/dynosim/dynosim-web/timing"
 )
 

@@ -369,8 +369,8 @@ type seq struct {
 	pass                uint64 // last pass that scheduled it
 	onboardFrom         int    // parked: the lease's blocks [onboardFrom, onboardTo) are arriving
 	onboardTo           int
-	passTokens          int    // tokens scheduled in that pass
-	passPrompt, passPre int    // prompt tokens and prefix of that pass
+	passTokens          int // tokens scheduled in that pass
+	passPrompt, passPre int // prompt tokens and prefix of that pass
 	done                bool
 }
 
@@ -411,9 +411,9 @@ type Core struct {
 	reserved, holds []*seq
 
 	// lower tiers (tiers.go): nil without
-	tier              *tiers.Worker
-	lineage           *kv.LineagePool
-	parked, unparked  []*seq // waiting for onboarded blocks, in park order
+	tier             *tiers.Worker
+	lineage          *kv.LineagePool
+	parked, unparked []*seq // waiting for onboarded blocks, in park order
 
 	// per-pass state
 	budget      int

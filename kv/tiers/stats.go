@@ -24,8 +24,8 @@ type LinkStats struct {
 // Snapshot is what a System reports.
 type Snapshot struct {
 	Stats
-	Workers   int        // workers that joined
-	Peak      [3]int     // most blocks held at once (G2 over every worker)
+	Workers   int    // workers that joined
+	Peak      [3]int // most blocks held at once (G2 over every worker)
 	BusyMs    [nLinks]float64
 	Instances [nLinks]int // links of each kind (per-worker links: one per worker)
 	Series    []Bucket
