@@ -36,6 +36,9 @@ func (a *accounting) Capacity() int { return a.capacity }
 // claims it can be negative: room still being copied out is promised.
 func (a *accounting) Free() int { return len(a.free) - a.reserved - a.claimed }
 
+// Claimed is the number of slots promised to blocked reservations.
+func (a *accounting) Claimed() int { return a.claimed }
+
 // Claim promises n more slots (negative: gives them back) to a reservation
 // that Blocked: the quarantined room it waits for is not taken by others.
 func (a *accounting) Claim(n int) { a.claimed += n }

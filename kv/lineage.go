@@ -26,6 +26,7 @@ type BlockPool interface {
 	Quarantined() int
 	Blocked() bool
 	Claim(n int)
+	Claimed() int
 }
 
 var (

@@ -44,8 +44,9 @@ func (m *Manager) Match(seq []uint64) (overlap, active int) {
 	return m.Pool.MatchPrefix(seq)
 }
 
-// Allocate grows the lease to cover tokens tokens. On the lease's first
-// allocation the leading prefixBlocks blocks reuse resident copies of seq.
+// Allocate grows the lease to cover tokens tokens. While the lease holds
+// only cached blocks (on its first allocation, or after an onboarding),
+// the leading prefixBlocks blocks reuse resident copies of seq.
 // It is all-or-nothing and reports false when the pool cannot make room.
 func (m *Manager) Allocate(l *Lease, tokens, prefixBlocks int, seq []uint64) bool {
 	m.unclaim(l)
@@ -55,8 +56,10 @@ func (m *Manager) Allocate(l *Lease, tokens, prefixBlocks int, seq []uint64) boo
 		return true
 	}
 	prefix := m.scratch[:0]
-	if have == 0 && m.Caching {
-		for _, h := range seq[:min(prefixBlocks, target)] {
+	if have == l.finalized && have < prefixBlocks && m.Caching {
+		// A lease of cached blocks only (none yet, or a prefix onboarded
+		// from a lower tier) extends along the resident copies.
+		for _, h := range seq[have:min(prefixBlocks, target)] {
 			c, ok := m.Pool.Lookup(h)
 			if !ok {
 				break
@@ -130,6 +133,32 @@ func (m *Manager) Release(l *Lease) {
 	l.Slots = l.Slots[:0]
 	l.finalized = 0
 }
+
+// Room reports whether n fresh blocks are free now, for a caller that
+// then allocates them to several leases. When they are not, it makes the
+// room as Allocate would: evicting, and, when the evicted blocks are being
+// copied to a lower tier, claiming them for l (a lease that holds no
+// blocks) until its next Room.
+func (m *Manager) Room(l *Lease, n int) bool {
+	m.unclaim(l)
+	if n <= m.Pool.Free() {
+		return true
+	}
+	ok := m.Pool.Reserve(nil, n)
+	m.removed = m.Events.removed(m.removed)
+	if ok {
+		m.Pool.Cancel(nil, n) // the room is made; the leases take it
+		return true
+	}
+	if m.Pool.Blocked() {
+		l.claim = n
+		m.Pool.Claim(n)
+	}
+	return false
+}
+
+// Unclaim gives back l's claim: its request is no longer first in line.
+func (m *Manager) Unclaim(l *Lease) { m.unclaim(l) }
 
 func (m *Manager) unclaim(l *Lease) {
 	if l.claim > 0 {

@@ -413,7 +413,8 @@ type Core struct {
 	// lower tiers (tiers.go): nil without
 	tier             *tiers.Worker
 	lineage          *kv.LineagePool
-	parked, unparked []*seq // waiting for onboarded blocks, in park order
+	parked, unparked []*seq   // waiting for onboarded blocks, in park order
+	burstClaim       kv.Lease // the room bursts wait for (reserveBursts)
 
 	// per-pass state
 	budget      int

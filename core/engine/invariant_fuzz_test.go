@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dynosim/dynosim-web/kv"
+	"github.com/dynosim/dynosim-web/kv/tiers"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -43,9 +44,10 @@ const (
 	fzTRT                    // TensorRT-LLM policy (native or KVBM pool)
 	fzSG1                    // SGLang, page size 1
 	fzSG16                   // SGLang, page size 16
+	fzTiers                  // vLLM or TensorRT-LLM on KVBM with lower tiers G2/G3/G4
 )
 
-var fzAllFamilies = []fzFamily{fzNative, fzKVBM, fzTRT, fzSG1, fzSG16}
+var fzAllFamilies = []fzFamily{fzNative, fzKVBM, fzTRT, fzSG1, fzSG16, fzTiers}
 
 // Bounds of one fuzz input, so an exec stays in the millisecond range.
 const (
@@ -155,6 +157,24 @@ func fzDecodeSetup(r *fzReader, families []fzFamily, ranks int) fzSetup {
 			if hi&2 != 0 {
 				c.G1 = KVBMG1
 			}
+		case fzTiers:
+			c.G1, c.PrefixCaching = KVBMG1, true
+			if hi&2 != 0 {
+				c.Policy = TRTLLM
+			}
+			// Small tiers (G2 of 1..16 blocks) and slow to instant links,
+			// so copies overlap passes and staging runs out of G2 room.
+			set := tiers.DefaultSettings()
+			set.BlockSize, set.BytesPerToken = c.BlockSize, 2.5e5
+			set.G2Blocks, set.G3Blocks, set.G4 = 1+int(b6&15), []int{0, 8, 64, 0}[b7&3], b7&4 != 0
+			set.BatchBlocks = []int{1, 2, 32, 0}[b7>>3&3]
+			bw := []float64{1, 14, 0, 0.25}[b6>>4&3]
+			set.G1ToG2, set.G2ToG1, set.G2ToG3, set.G3ToG2, set.G2ToG4, set.G4ToG2 = bw, bw, bw/2, bw/2, bw/4, bw/4
+			tc, err := tiers.Resolve(set)
+			if err != nil {
+				panic(err)
+			}
+			c.Tiers = tiers.New(tc)
 		}
 	}
 	return s
@@ -225,7 +245,8 @@ func (h *fzHarness) checkNoneLost(rank int, ids map[uint64]bool) {
 // fzIndex is a router-style index of one rank's KV events.
 type fzIndex struct {
 	next   uint64
-	blocks map[uint64]bool
+	blocks map[uint64]bool // device (G1)
+	host   map[uint64]bool // G2 (tier host_pinned)
 }
 
 type fzHarness struct {
@@ -266,7 +287,7 @@ func fzNew(t *testing.T, s fzSetup) *fzHarness {
 		h.ranks = []Rank{r}
 	}
 	for range h.ranks {
-		h.index = append(h.index, fzIndex{blocks: map[uint64]bool{}})
+		h.index = append(h.index, fzIndex{blocks: map[uint64]bool{}, host: map[uint64]bool{}})
 	}
 	return h
 }
@@ -489,23 +510,32 @@ func (h *fzHarness) checkPass(p *Pass) {
 			h.failf("rank %d event id %d, want %d", e.DPRank, e.ID, x.next)
 		}
 		x.next++
+		blocks := x.blocks
+		if e.Tier == kv.HostPinned {
+			blocks = x.host
+			if e.HasParent {
+				h.failf("rank %d: a host event with a parent: %+v", e.DPRank, e)
+			}
+		} else if e.Tier != kv.Device {
+			h.failf("rank %d: an event of tier %v", e.DPRank, e.Tier)
+		}
 		switch e.Kind {
 		case kv.Stored:
 			if e.HasParent && !x.blocks[e.Parent] {
 				h.failf("rank %d stored %+v under dangling parent %x", e.DPRank, e.Blocks, e.Parent)
 			}
 			for _, b := range e.Blocks {
-				if x.blocks[b.BlockHash] {
-					h.failf("rank %d re-stored %x", e.DPRank, b.BlockHash)
+				if blocks[b.BlockHash] {
+					h.failf("rank %d re-stored %x (%v)", e.DPRank, b.BlockHash, e.Tier)
 				}
-				x.blocks[b.BlockHash] = true
+				blocks[b.BlockHash] = true
 			}
 		case kv.Removed:
 			for _, b := range e.Removed {
-				if !x.blocks[b] {
-					h.failf("rank %d removed unknown %x", e.DPRank, b)
+				if !blocks[b] {
+					h.failf("rank %d removed unknown %x (%v)", e.DPRank, b, e.Tier)
 				}
-				delete(x.blocks, b)
+				delete(blocks, b)
 			}
 		default:
 			h.failf("event of kind %v", e.Kind)
@@ -552,10 +582,19 @@ func (h *fzHarness) checkCore(rank int, c *Core) {
 			h.failf("rank %d: request %d has %d block hashes for %d tokens", rank, s.id, len(s.hashes), s.length)
 		}
 	}
+	// Waiting requests hold no blocks, except the onboarded prefix of one
+	// back from parking (lower tiers).
+	onboarded := func(s *seq) bool { return c.tier != nil && s.onboardTo > 0 && len(s.lease.Slots) == s.onboardTo }
 	for _, s := range c.waiting.items() {
 		visit(s, "waiting")
-		if s.status == running || s.computed != 0 || len(s.lease.Slots) != 0 {
+		if s.status == running || s.computed != 0 || len(s.lease.Slots) != 0 && !onboarded(s) {
 			h.failf("rank %d: waiting request %d status %d computed %d holds %d blocks", rank, s.id, s.status, s.computed, len(s.lease.Slots))
+		}
+	}
+	for _, s := range c.parked {
+		visit(s, "parked")
+		if c.tier == nil || s.status == running || s.computed != 0 || !onboarded(s) {
+			h.failf("rank %d: parked request %d status %d computed %d holds %d blocks (onboarding [%d, %d))", rank, s.id, s.status, s.computed, len(s.lease.Slots), s.onboardFrom, s.onboardTo)
 		}
 	}
 	for _, s := range c.running {
@@ -568,8 +607,8 @@ func (h *fzHarness) checkCore(rank int, c *Core) {
 		}
 	}
 	h.checkNoneLost(rank, ids)
-	if c.live != c.waiting.len()+len(c.running) {
-		h.failf("rank %d: live %d, waiting %d + running %d", rank, c.live, c.waiting.len(), len(c.running))
+	if c.live != c.waiting.len()+len(c.running)+len(c.parked) {
+		h.failf("rank %d: live %d, waiting %d + running %d + parked %d", rank, c.live, c.waiting.len(), len(c.running), len(c.parked))
 	}
 	for _, s := range c.free {
 		if seen[s] {
@@ -586,7 +625,8 @@ func (h *fzHarness) checkCore(rank int, c *Core) {
 		pos int
 	}
 	uses := map[int32][]use{}
-	for _, s := range c.running {
+	holders := append(append(append([]*seq(nil), c.running...), c.waiting.items()...), c.parked...)
+	for _, s := range holders {
 		for i, b := range s.lease.Slots {
 			if b < 0 || int(b) >= pool.Capacity() {
 				h.failf("rank %d: request %d holds block %d of %d", rank, s.id, b, pool.Capacity())
@@ -599,7 +639,11 @@ func (h *fzHarness) checkCore(rank int, c *Core) {
 			continue
 		}
 		for _, u := range us {
-			if !c.cfg.PrefixCaching || u.pos >= u.s.computed/bs || u.s.hashes[u.pos] != us[0].s.hashes[us[0].pos] || u.s == us[0].s && u.pos != us[0].pos {
+			computed := u.s.computed
+			if onboarded(u.s) {
+				computed = u.s.onboardTo * bs
+			}
+			if !c.cfg.PrefixCaching || u.pos >= computed/bs || u.s.hashes[u.pos] != us[0].s.hashes[us[0].pos] || u.s == us[0].s && u.pos != us[0].pos {
 				h.failf("rank %d: block %d held %d times, by request %d at block %d (computed %d)", rank, b, len(us), u.s.id, u.pos, u.s.computed)
 			}
 		}
@@ -621,14 +665,31 @@ func (h *fzHarness) checkCore(rank int, c *Core) {
 			}
 		}
 	}
-	free, active, inactive := pool.Free(), pool.Active(), pool.Inactive()
-	if free < 0 || inactive < 0 || active != len(uses) || free+active+inactive != pool.Capacity() || pool.Capacity() != c.cfg.NumBlocks {
-		h.failf("rank %d: pool free %d + active %d + inactive %d of %d; leases hold %d blocks", rank, free, active, inactive, pool.Capacity(), len(uses))
+	free, active, inactive, q, claimed := pool.Free(), pool.Active(), pool.Inactive(), pool.Quarantined(), pool.Claimed()
+	if free+claimed < 0 || inactive < 0 || active != len(uses)+q || free+active+inactive+claimed != pool.Capacity() || pool.Capacity() != c.cfg.NumBlocks {
+		h.failf("rank %d: pool free %d + active %d + inactive %d + claimed %d of %d; leases hold %d blocks, %d quarantined", rank, free, active, inactive, claimed, pool.Capacity(), len(uses), q)
+	}
+	if c.tier != nil {
+		if q != c.tier.Quarantined() || claimed > q+max(free+claimed, 0) {
+			h.failf("rank %d: G1 quarantines %d slots (%d claimed), its tiers worker %d", rank, q, claimed, c.tier.Quarantined())
+		}
+		if err := c.cfg.Tiers.Check(); err != nil {
+			h.failf("rank %d: %v", rank, err)
+		}
+		if c.events != nil {
+			for b := range h.index[rank].host {
+				if !c.tier.InG2(b) {
+					h.failf("rank %d: router sees host block %x G2 does not hold", rank, b)
+				}
+			}
+		}
+	} else if q != 0 || claimed != 0 {
+		h.failf("rank %d: %d quarantined, %d claimed slots without tiers", rank, q, claimed)
 	}
 	if !c.cfg.PrefixCaching && inactive != 0 {
 		h.failf("rank %d: %d cached blocks without prefix caching", rank, inactive)
 	}
-	if m := c.Metrics(); m.Running != len(c.running) || m.Waiting != c.waiting.len() || m.ActiveBlocks != active || m.TotalBlocks != c.cfg.NumBlocks {
+	if m := c.Metrics(); m.Running != len(c.running) || m.Waiting != c.waiting.len()+len(c.parked) || m.ActiveBlocks != active || m.TotalBlocks != c.cfg.NumBlocks {
 		h.failf("rank %d: metrics %+v", rank, m)
 	}
 	// What routers see is resident (evictions are published at once).
@@ -752,8 +813,10 @@ func (h *fzHarness) drain() {
 	for i, rk := range h.ranks {
 		switch c := rk.(type) {
 		case *Core:
-			if a := c.kv.Pool.Active(); a != 0 {
-				h.failf("rank %d: %d active blocks after draining", i, a)
+			// Offload copies may still be in flight (their slots count as
+			// active until they land); nothing else may be.
+			if a, q := c.kv.Pool.Active(), c.kv.Pool.Quarantined(); a != q || len(c.parked) != 0 {
+				h.failf("rank %d: %d active blocks (%d quarantined), %d parked after draining", i, a, q, len(c.parked))
 			}
 		case *SGLangCore:
 			if c.tree.Protected() != 0 || c.pool.Available()+c.tree.Evictable()/c.page != c.total {
@@ -872,6 +935,12 @@ func FuzzVLLMStepInvariants(f *testing.F) { fzTarget(f, []fzFamily{fzNative, fzK
 // FuzzTRTLLMStepInvariants fuzzes the TensorRT-LLM GUARANTEED_NO_EVICT
 // policy (native and KVBM pool).
 func FuzzTRTLLMStepInvariants(f *testing.F) { fzTarget(f, []fzFamily{fzTRT}, 1) }
+
+// FuzzTiersStepInvariants fuzzes the vLLM and TensorRT-LLM cores on the
+// KVBM G1 with lower tiers: G1 accounting with quarantined and claimed
+// slots, parked requests that always come back and finish, and the tiers'
+// own invariants (System.Check: capacity, copies in flight).
+func FuzzTiersStepInvariants(f *testing.F) { fzTarget(f, []fzFamily{fzTiers}, 1) }
 
 // FuzzSGLangStepInvariants fuzzes the SGLang core with page size 1 and 16.
 func FuzzSGLangStepInvariants(f *testing.F) { fzTarget(f, []fzFamily{fzSG1, fzSG16}, 1) }

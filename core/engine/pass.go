@@ -270,8 +270,18 @@ func (c *Core) preempt() *seq {
 	v.preemptions++
 	c.preemptions++
 	c.preempted = true
-	c.waiting.pushFront(v)
+	c.pushFront(v)
 	return v
+}
+
+// pushFront puts s first in the waiting queue. The request it displaces
+// gives back any room it claimed as the head (lower tiers): it retries
+// after s, and a claim held behind s could block s forever.
+func (c *Core) pushFront(s *seq) {
+	if c.waiting.len() > 0 {
+		c.kv.Unclaim(&c.waiting.front().lease)
+	}
+	c.waiting.pushFront(s)
 }
 
 type decision uint8
@@ -300,7 +310,9 @@ func (c *Core) admission(s *seq) (decision, cost) {
 	}
 	cs := c.prefixCost(s)
 	available := nb - c.kv.Pool.Active()
-	needed := known - cs.activeCached/bs
+	// Blocks s already holds (an onboarded prefix) need no room, reused
+	// or recomputed in place.
+	needed := known - max(cs.activeCached/bs, len(s.lease.Slots))
 	if needed > available {
 		return wait, cs
 	}
@@ -364,7 +376,7 @@ func (c *Core) admissionTRT(s *seq) (decision, cost) {
 	for _, r := range c.running {
 		available -= (r.promptLen+r.maxOutput+bs-1)/bs - len(r.lease.Slots)
 	}
-	if full-cs.activeCached/bs > available {
+	if full-max(cs.activeCached/bs, len(s.lease.Slots)) > available {
 		return wait, cs
 	}
 	return admit, cs
@@ -487,6 +499,7 @@ func (c *Core) burstReserve(s *seq, nextn int) int {
 // made (TensorRT-LLM never preempts; its admission reserved the room).
 func (c *Core) reserveBursts() bool {
 	bs, k := c.cfg.BlockSize, len(c.spec.rates)
+	c.kv.Release(&c.burstClaim) // last pass's claim, if any: the room counts as free again
 	for {
 		need := 0
 		for _, s := range c.ready {
@@ -494,10 +507,14 @@ func (c *Core) reserveBursts() bool {
 			need += max(0, target-len(s.lease.Slots))
 		}
 		if c.kv.CanGrow(need) {
+			// With lower tiers the room may be on its way back from
+			// offload copies: claimed for the bursts as one, so that a
+			// re-admitted request does not take it pass after pass.
+			if c.tier != nil && !c.kv.Room(&c.burstClaim, need) {
+				return false
+			}
 			for _, s := range c.ready {
-				if !c.kv.Allocate(&s.lease, c.burstReserve(s, k), 0, s.hashes) {
-					return false // blocked on a lower-tier copy: no bursts this pass
-				}
+				c.kv.Allocate(&s.lease, c.burstReserve(s, k), 0, s.hashes)
 			}
 			return true
 		}
@@ -545,8 +562,7 @@ func (c *Core) fillFPM(p *Pass) {
 	f.PrefillRequests = c.batchCount
 	f.VarPrefillLength = c.fpmPrefill.variance()
 	f.VarDecodeKVTokens = c.fpmDecode.variance()
-	for i := range c.waiting.len() {
-		s := c.waiting.at(i)
+	for _, s := range append(c.waiting.items(), c.parked...) {
 		if s.status == preempted {
 			f.QueuedDecode++
 			f.QueuedDecodeKVTokens += s.length

@@ -48,7 +48,7 @@ func (c *Core) tickTiers(now timing.Time) {
 	clear(c.parked[len(keep):])
 	c.parked = keep
 	for i := len(back) - 1; i >= 0; i-- {
-		c.waiting.pushFront(back[i])
+		c.pushFront(back[i])
 	}
 	clear(back)
 	c.unparked = back[:0]

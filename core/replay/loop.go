@@ -64,6 +64,9 @@ type Options struct {
 	// after it arrives. It counts in TTFT and E2E, not in the router's
 	// queue time.
 	Frontend timing.Time
+	// Tiers: some pool has KVBM lower tiers (the TTFT breakdown gets its
+	// onboarding part).
+	Tiers bool
 
 	// Scaling puts a planner in the loop (scale.go); nil: static pools.
 	Scaling *Scaling
@@ -214,6 +217,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	l.col = report.NewCollector(l.total, len(l.ws), opt.Capture)
 	l.col.Watch(opt.Watch)
 	l.col.Frontend = opt.Frontend
+	l.col.Onboarding = opt.Tiers
 	if err := l.startScaling(opt.Scaling); err != nil {
 		return nil, err
 	}
@@ -472,6 +476,9 @@ func (l *Loop) apply(i int) error {
 	role := st.pool
 	if l.xfer == nil {
 		role = -1
+	}
+	for _, id := range p.Parked {
+		l.col.Park(id, p.Start)
 	}
 	for _, a := range p.Admissions {
 		if role == decodePool {

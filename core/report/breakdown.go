@@ -13,12 +13,16 @@ import (
 // boundaries the replay records, so that its parts add up to its TTFT to
 // the nanosecond (they are differences of consecutive boundaries).
 //
-//	aggregated:     arrival │frontend│ router │router_queue│ placed │engine_queue│ first admission
-//	                │preemption│ last re-admission │prefill│ first token's pass │first_token_pass│ token
+//	aggregated:     arrival │frontend│ router │router_queue│ placed │engine_queue│ parked
+//	                │onboarding│ first admission │preemption│ last re-admission │prefill│
+//	                first token's pass │first_token_pass│ token
 //	disaggregated:  … last re-admission │prefill│ prefill end │kv_transfer_wait│ transfer start
 //	                │kv_transfer│ transfer end │decode_queue│ decode's first pass │first_token_pass│ token
 //
-// Admissions are at the start of their pass. A preemption before the
+// Admissions are at the start of their pass. With KVBM lower tiers a
+// request may park first, at the start of the pass that began bringing
+// its prefix back from G2/G3/G4: onboarding runs from there to its first
+// admission (0 for a request that never parked). A preemption before the
 // first token throws away the work since the first admission, so that
 // span, and the wait to be re-admitted, is the preemption part. Prefill
 // runs from the admission that stuck to the pass that emits the first
@@ -33,6 +37,7 @@ type Breakdown struct {
 	Frontend       float64  `json:"frontend"`
 	RouterQueue    float64  `json:"router_queue"`
 	EngineQueue    float64  `json:"engine_queue"`
+	Onboarding     *float64 `json:"onboarding,omitempty"` // runs with lower tiers
 	Preemption     float64  `json:"preemption"`
 	Prefill        float64  `json:"prefill"`
 	KVTransferWait *float64 `json:"kv_transfer_wait,omitempty"`
@@ -41,10 +46,14 @@ type Breakdown struct {
 	FirstTokenPass float64  `json:"first_token_pass"`
 }
 
-// Values lists b's parts in order (the three transfer parts only when
-// disaggregated).
+// Values lists b's parts in order (onboarding only with lower tiers, the
+// three transfer parts only when disaggregated).
 func (b *Breakdown) Values() []float64 {
-	out := []float64{b.Frontend, b.RouterQueue, b.EngineQueue, b.Preemption, b.Prefill}
+	out := []float64{b.Frontend, b.RouterQueue, b.EngineQueue}
+	if b.Onboarding != nil {
+		out = append(out, *b.Onboarding)
+	}
+	out = append(out, b.Preemption, b.Prefill)
 	for _, p := range []*float64{b.KVTransferWait, b.KVTransfer, b.DecodeQueue} {
 		if p != nil {
 			out = append(out, *p)
@@ -72,28 +81,35 @@ type BreakdownPart struct {
 
 // nParts is the number of parts (metrics.TTFTParts names them, in order:
 // the JSON field names above, and the section's part names).
-const nParts = 9
+const nParts = 10
 
-// disaggParts marks the parts only a disaggregated run has.
-var disaggParts = [nParts]bool{5: true, 6: true, 7: true}
+// tierPart is the part only runs with lower tiers have; disaggParts mark
+// the parts only a disaggregated run has.
+const tierPart = 3
+
+var disaggParts = [nParts]bool{6: true, 7: true, 8: true}
 
 // parts cuts q's TTFT (q has a first token) at its boundaries; frontend is
 // the collector's Frontend. The parts are consecutive differences of
 // non-decreasing times, so they are ≥ 0 and sum to first − arrival.
 func (c *Collector) parts(q *record) [nParts]timing.Time {
-	b := [nParts + 1]timing.Time{q.arrival, q.arrival + c.Frontend, q.placed, q.firstAdmit, q.lastAdmit}
+	parked := q.firstAdmit
+	if q.parked >= 0 {
+		parked = q.parked
+	}
+	b := [nParts + 1]timing.Time{q.arrival, q.arrival + c.Frontend, q.placed, parked, q.firstAdmit, q.lastAdmit}
 	if q.x.pworker < 0 {
 		// Aggregated: no transfer; the prefill ends where the first
 		// token's pass starts.
-		b[5], b[6], b[7], b[8] = q.firstPass, q.firstPass, q.firstPass, q.firstPass
+		b[6], b[7], b[8], b[9] = q.firstPass, q.firstPass, q.firstPass, q.firstPass
 	} else {
 		start, end := q.x.start, q.x.end
 		if q.x.tokens < 0 { // never transferred (cannot have a token; defensive)
 			start, end = q.prefillEnd, q.prefillEnd
 		}
-		b[5], b[6], b[7], b[8] = q.prefillEnd, start, end, q.firstPass
+		b[6], b[7], b[8], b[9] = q.prefillEnd, start, end, q.firstPass
 	}
-	b[9] = q.first
+	b[10] = q.first
 	var p [nParts]timing.Time
 	for i := range p {
 		p[i] = b[i+1] - b[i]
@@ -105,11 +121,15 @@ func (c *Collector) parts(q *record) [nParts]timing.Time {
 func (c *Collector) breakdown(q *record) *Breakdown {
 	p := c.parts(q)
 	b := &Breakdown{
-		Frontend: p[0].Ms(), RouterQueue: p[1].Ms(), EngineQueue: p[2].Ms(), Preemption: p[3].Ms(),
-		Prefill: p[4].Ms(), FirstTokenPass: p[8].Ms(),
+		Frontend: p[0].Ms(), RouterQueue: p[1].Ms(), EngineQueue: p[2].Ms(), Preemption: p[4].Ms(),
+		Prefill: p[5].Ms(), FirstTokenPass: p[9].Ms(),
+	}
+	if c.Onboarding {
+		o := p[tierPart].Ms()
+		b.Onboarding = &o
 	}
 	if q.x.pworker >= 0 {
-		w, t, d := p[5].Ms(), p[6].Ms(), p[7].Ms()
+		w, t, d := p[6].Ms(), p[7].Ms(), p[8].Ms()
 		b.KVTransferWait, b.KVTransfer, b.DecodeQueue = &w, &t, &d
 	}
 	return b
@@ -134,7 +154,7 @@ func (c *Collector) breakdownSection(disagg bool) *BreakdownSection {
 	s := &BreakdownSection{Requests: n, MeanTTFTMs: total.Ms() / float64(n)}
 	vals := make([]float64, 0, n)
 	for k, p := range metrics.TTFTParts {
-		if disaggParts[k] && !disagg {
+		if disaggParts[k] && !disagg || k == tierPart && !c.Onboarding {
 			continue
 		}
 		var sum timing.Time

@@ -13,7 +13,7 @@ import (
 // order: one list for the report, the table and the page.
 func TestTTFTPartsAreTheBreakdownFields(t *testing.T) {
 	x := 1.0
-	b, err := json.Marshal(Breakdown{KVTransferWait: &x, KVTransfer: &x, DecodeQueue: &x})
+	b, err := json.Marshal(Breakdown{Onboarding: &x, KVTransferWait: &x, KVTransfer: &x, DecodeQueue: &x})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ type record struct {
 	// last admission before the first token, of the first token's pass,
 	// and (disaggregated) the end of the prefill.
 	lastAdmit, firstPass, prefillEnd timing.Time
+	parked                           timing.Time // parked to onboard before the first admission; -1: never
 }
 
 // Collector records the lifecycle of every request of a replay (spec §8.8).
@@ -56,8 +57,11 @@ type Collector struct {
 	// Frontend is the latency between a request's arrival and its
 	// reaching the router (Options.Frontend): not router queueing.
 	Frontend timing.Time
-	watch    uint64 // the request whose life the timeline records (0: none)
-	timeline []TimelineEvent
+	// Onboarding: the run has KVBM lower tiers, so the TTFT breakdown has
+	// an onboarding part.
+	Onboarding bool
+	watch      uint64 // the request whose life the timeline records (0: none)
+	timeline   []TimelineEvent
 }
 
 // NewCollector returns a collector for up to n requests over workers
@@ -79,7 +83,7 @@ func (c *Collector) Arrive(id uint64, t timing.Time, input, requested int) {
 	if id != uint64(len(c.recs))+1 {
 		panic("report: request ids must be dense and in arrival order")
 	}
-	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1, overlap: -1, x: noXfer})
+	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1, overlap: -1, x: noXfer, parked: -1})
 	if id == c.watch {
 		c.event(TimelineEvent{At: t, Event: "arrival", InputLength: input, OutputLength: requested})
 	}
@@ -120,6 +124,18 @@ func (c *Collector) Admit(id uint64, t timing.Time, reused int, again bool) {
 	}
 	r.reused = max(r.reused, int32(reused))
 	c.Series.admit(t, r.input, reused)
+}
+
+// Park records that request id parked at t to onboard lower-tier blocks.
+// Only a park before its first admission is part of its TTFT breakdown.
+func (c *Collector) Park(id uint64, t timing.Time) {
+	r := &c.recs[id-1]
+	if !r.admitted && r.parked < 0 {
+		r.parked = t
+	}
+	if id == c.watch {
+		c.event(TimelineEvent{At: t, Event: "parked"})
+	}
 }
 
 // Token records one token emitted at t by a pass that started at start,

@@ -257,6 +257,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 		Transfer:    c.xfer,
 		Frontend:    c.frontend,
 		Scaling:     c.scaling,
+		Tiers:       len(c.tiers) > 0,
 		// The first pool is where requests land; disaggregated handoffs
 		// keep their own timing.
 		AsyncScheduling: cfg.Engine.Mode != "disaggregated" && roles(&cfg)[0].Scheduler.AsyncScheduling,

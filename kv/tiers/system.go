@@ -159,8 +159,11 @@ func (w *Worker) Ready() []uint64 {
 	return r
 }
 
-// Quarantined is the number of G1 slots waiting for their offload copy.
-func (w *Worker) Quarantined() int { return w.quarantined }
+// Quarantined is the number of G1 slots the worker's G1 keeps quarantined:
+// those whose offload copy is queued or in flight, and those whose copy
+// ended while another worker advanced the tiers, until Freed hands them
+// back.
+func (w *Worker) Quarantined() int { return w.quarantined + len(w.freed) }
 
 // Onboarding is the number of requests waiting for their blocks.
 func (w *Worker) Onboarding() int { return w.onboarding }
