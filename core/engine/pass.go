@@ -274,12 +274,16 @@ func (c *Core) preempt() *seq {
 	return v
 }
 
-// pushFront puts s first in the waiting queue. The request it displaces
-// gives back any room it claimed as the head (lower tiers): it retries
-// after s, and a claim held behind s could block s forever.
+// pushFront puts s first in the waiting queue. With lower tiers the
+// request it displaces gives back what it held as the head: the room it
+// claimed and the prefix it onboarded (which stays cached in G1, inactive).
+// Only the head holds anything, so what waits behind it never keeps it
+// from the room it needs.
 func (c *Core) pushFront(s *seq) {
-	if c.waiting.len() > 0 {
-		c.kv.Unclaim(&c.waiting.front().lease)
+	if c.tier != nil && c.waiting.len() > 0 {
+		h := c.waiting.front()
+		c.kv.Release(&h.lease)
+		h.onboardFrom, h.onboardTo = 0, 0
 	}
 	c.waiting.pushFront(s)
 }

@@ -22,7 +22,8 @@ func (c *Core) joinTiers() {
 // tickTiers brings the tiers to now at a pass start: finished offloads
 // free their G1 slots, and requests whose blocks arrived register them in
 // G1 and go back to the front of the waiting queue, in the order they
-// parked.
+// parked. The first keeps its blocks; the others' stay cached in G1,
+// inactive (pushFront), as the reference registers every swap-in.
 func (c *Core) tickTiers(now timing.Time) {
 	c.tier.Tick(now)
 	for _, slot := range c.tier.Freed() {

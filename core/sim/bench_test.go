@@ -97,3 +97,17 @@ func BenchmarkConversationTracePlanner(b *testing.B) {
 	benchTrace(b, "mooncake/conversation_trace.jsonl", benchConfig+
 		"planner: {policy: enabled, scaling_policy: hybrid_180_5, min_workers: 8, max_num_gpus: 8}\nevaluation: {sla: {ttft_ms: 500, itl_ms: 50}}\n")
 }
+
+// BenchmarkConversationTraceKVBM is the tiers benchmarks' baseline: the
+// conversation trace on 2 workers whose KVBM G1 of 4,000 64-token blocks
+// is too small for its reuse.
+func BenchmarkConversationTraceKVBM(b *testing.B) {
+	benchTrace(b, "mooncake/conversation_trace.jsonl", tiersConfig(""))
+}
+
+// BenchmarkConversationTraceTiers is the same replay with a G2 of 4,000
+// blocks per worker and a shared G3 of 100,000: every G1 eviction is
+// offloaded through processor-sharing links and written through to G3.
+func BenchmarkConversationTraceTiers(b *testing.B) {
+	benchTrace(b, "mooncake/conversation_trace.jsonl", tiersConfig("{g2: {blocks: 4000}, g3: {blocks: 100000}}"))
+}
