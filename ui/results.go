@@ -34,10 +34,11 @@ func (c *Root) show() {
 	r := c.current()
 	c.HasReport = r != nil
 	if r == nil {
-		c.Base, c.KPIs, c.Groups, c.Speed, c.Requests, c.Table, c.RunURL, c.Planner = nil, nil, nil, nil, nil, "", "", nil
+		c.Base, c.KPIs, c.Groups, c.Speed, c.Requests, c.Table, c.RunURL, c.Planner, c.Tiers = nil, nil, nil, nil, nil, "", "", nil, nil
 		c.tableGen++
 		c.showExplain(nil)
 		c.drawPlanner(nil)
+		c.drawTiers(nil)
 		c.pushCharts()
 		return
 	}
@@ -61,6 +62,8 @@ func (c *Root) show() {
 	c.showExplain(r)
 	c.Planner = plannerView(p.Planner)
 	c.drawPlanner(r)
+	c.Tiers = tiersView(p.KVTiers)
+	c.drawTiers(r)
 	c.pushCharts()
 }
 
@@ -78,6 +81,22 @@ func (c *Root) drawPlanner(r *RunEntry) {
 		return
 	}
 	pl.Call("set", r.report, markersJSON(c.Planner.Decisions))
+}
+
+// drawTiers hands the shown run's report to the KV tier plots
+// (public/tiers.js); nil, or a run without kv_tiers, clears them. The plots
+// are redrawn only when the shown run changes.
+func (c *Root) drawTiers(r *RunEntry) {
+	t := js.Global().Get("dynosimTiers")
+	if !t.Truthy() || (r == c.tiersRun && r != nil) {
+		return
+	}
+	c.tiersRun = r
+	if r == nil || c.Tiers == nil {
+		t.Call("set", js.Null())
+		return
+	}
+	t.Call("set", r.report)
 }
 
 // pushCharts hands the runs to the plots: the current run first, the

@@ -76,6 +76,8 @@ type Root struct {
 	Requests    *RequestTable
 	Planner     *PlannerView // the planner panel (nil: the run had no planner)
 	plannerRun  *RunEntry    // the run the planner plots show
+	Tiers       *TiersView   // the KV tiers section (nil: no pool has lower tiers)
+	tiersRun    *RunEntry    // the run the KV tier plots show
 
 	// the Recommend view (ui/recommend.go; its ledger and plots are drawn by
 	// public/recommend.js)
@@ -518,6 +520,9 @@ func (c *Root) syncDOM() {
 	c.syncRunNames(doc)
 	c.syncExplain(doc)
 	if p := js.Global().Get("dynosimPlanner"); p.Truthy() {
+		p.Call("remount")
+	}
+	if p := js.Global().Get("dynosimTiers"); p.Truthy() {
 		p.Call("remount")
 	}
 	if el := doc.Call("getElementById", "console-table"); el.Truthy() {

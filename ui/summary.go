@@ -13,7 +13,8 @@ import (
 
 // parsedReport is what the page reads of a report: the summary (null → NaN),
 // the SLA, the deployment, the warnings, the workers' shares, the TTFT
-// breakdown, the watched request's timeline and the planner's section.
+// breakdown, the watched request's timeline, the planner's section and the
+// KV tiers.
 type parsedReport struct {
 	Summary    map[string]float64
 	SLA        *slaInfo
@@ -23,6 +24,7 @@ type parsedReport struct {
 	Breakdown  *ttftBreakdown
 	Timeline   *requestTimeline
 	Planner    *plannerReport
+	KVTiers    []tierPool
 }
 
 type slaInfo struct {
@@ -79,6 +81,7 @@ func parseReport(reportJSON []byte) (*parsedReport, error) {
 		Breakdown  *ttftBreakdown      `json:"ttft_breakdown"`
 		Timeline   *requestTimeline    `json:"request_timeline"`
 		Planner    *plannerReport      `json:"planner"`
+		KVTiers    []tierPool          `json:"kv_tiers"`
 	}
 	if err := json.Unmarshal(reportJSON, &r); err != nil {
 		return nil, err
@@ -91,7 +94,7 @@ func parseReport(reportJSON []byte) (*parsedReport, error) {
 		}
 	}
 	return &parsedReport{Summary: out, SLA: r.SLA, Deployment: r.Deployment, Warnings: r.Warnings, Workers: r.Workers,
-		Breakdown: r.Breakdown, Timeline: r.Timeline, Planner: r.Planner}, nil
+		Breakdown: r.Breakdown, Timeline: r.Timeline, Planner: r.Planner, KVTiers: r.KVTiers}, nil
 }
 
 // wallClock are the summary fields that measure this machine's wall time

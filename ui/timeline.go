@@ -371,6 +371,8 @@ func count(v float64) string {
 // decimalBytes prints a size in decimal units, as the topology's KV link.
 func decimalBytes(b float64) string {
 	switch {
+	case b >= 1e12:
+		return strconv.FormatFloat(b/1e12, 'f', 2, 64) + " TB"
 	case b >= 1e9:
 		return strconv.FormatFloat(b/1e9, 'f', 2, 64) + " GB"
 	case b >= 1e6:

@@ -54,25 +54,48 @@ func (p *pool) residentSlot(hash uint64) (int32, bool) {
 	return s, ok && res
 }
 
-// reserve takes room for hash, an incoming block, evicting the least
-// recently used unpinned resident block when full. hash must be absent.
-func (p *pool) reserve(hash uint64) (int32, bool) {
-	if p.capacity > 0 && p.used >= p.capacity {
-		if p.head < 0 {
-			return 0, false // everything is pinned or incoming
-		}
-		p.evict(p.head)
-	}
+// insert takes room for hash as an incoming block, evicting the least
+// recently used unpinned resident block when full. If hash is already
+// there it returns its slot and false; with no room, -1 and false. One
+// probe finds or places the hash (the victim's slot is chosen first and
+// evicted only if the hash was new): these tables are large and cold.
+func (p *pool) insert(hash uint64) (int32, bool) {
+	full := p.capacity > 0 && p.used >= p.capacity
 	var s int32
-	if n := len(p.free); n > 0 {
-		s = p.free[n-1]
-		p.free = p.free[:n-1]
-	} else {
+	switch {
+	case full && p.head < 0: // everything is pinned or incoming
+		if old, ok := p.byHash.Get(hash); ok {
+			return old, false
+		}
+		return -1, false
+	case full:
+		s = p.head
+	case len(p.free) > 0:
+		s = p.free[len(p.free)-1]
+	default:
 		s = int32(len(p.slots))
+	}
+	if old, found := p.byHash.GetOrPut(hash, s); found {
+		return old, false
+	}
+	switch {
+	case full:
+		victim := p.slots[s].hash
+		p.unlink(s)
+		p.byHash.Delete(victim)
+		p.used--
+		if p.total != nil {
+			*p.total--
+		}
+		if p.onEvict != nil {
+			p.onEvict(victim)
+		}
+	case len(p.free) > 0:
+		p.free = p.free[:len(p.free)-1]
+	default:
 		p.slots = append(p.slots, pslot{})
 	}
 	p.slots[s] = pslot{hash: hash, prev: -1, next: -1, state: incoming}
-	p.byHash.Put(hash, s)
 	p.used++
 	p.peak = max(p.peak, p.used)
 	if p.total != nil {

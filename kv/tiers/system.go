@@ -79,6 +79,7 @@ func New(cfg Config) *System {
 	s := &System{cfg: cfg, next: math.Inf(1), series: newSeries()}
 	if cfg.G3Blocks > 0 {
 		s.g3 = newPool(cfg.G3Blocks)
+		s.g3.onEvict = func(uint64) { s.stats.Tiers[1].Evicted++ }
 	}
 	if cfg.G4 {
 		s.g4 = newPool(0)
@@ -173,14 +174,11 @@ func (w *Worker) Onboarding() int { return w.onboarding }
 // then); false means the slot is free at once: G2 already holds the hash,
 // or every G2 block is pinned or incoming.
 func (w *Worker) Offload(hash uint64, slot int32) bool {
-	if s, res, ok := w.g2.lookup(hash); ok {
-		if res {
-			w.g2.touch(s)
+	dst, added := w.g2.insert(hash)
+	if !added {
+		if dst >= 0 && w.g2.slots[dst].state == resident {
+			w.g2.touch(dst) // G2 has it: no copy
 		}
-		return false
-	}
-	dst, ok := w.g2.reserve(hash)
-	if !ok {
 		return false
 	}
 	w.queue = append(w.queue, blk{hash: hash, src: slot, dst: dst})
@@ -269,12 +267,8 @@ func (w *Worker) Onboard(id uint64, hashes []uint64) int {
 		if w.runTier[i] == 2 {
 			continue
 		}
-		if _, _, ok := w.g2.lookup(w.run[i].hash); ok {
-			staged = false // an offload of it is still in flight
-			break
-		}
-		dst, ok := w.g2.reserve(w.run[i].hash)
-		if !ok {
+		dst, added := w.g2.insert(w.run[i].hash)
+		if !added { // no room, or an offload of it is still in flight
 			staged = false
 			break
 		}
@@ -506,12 +500,9 @@ func (s *System) chain(w *Worker, blocks []blk, at float64) {
 		}
 		j := int32(-1)
 		for _, b := range blocks {
-			if _, _, ok := dst.lookup(b.hash); ok {
-				continue
-			}
-			slot, ok := dst.reserve(b.hash)
-			if !ok {
-				continue
+			slot, added := dst.insert(b.hash)
+			if !added {
+				continue // already there (or no room)
 			}
 			if j < 0 {
 				j = s.newJob(chainJob, w.index)
