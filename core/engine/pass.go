@@ -17,7 +17,10 @@ const (
 )
 
 // cost is the prefix-cache credit of a request at admission.
-type cost struct{ cached, activeCached int }
+type cost struct {
+	cached, activeCached int
+	overlap              int // resident prefix blocks (onboarding starts after them)
+}
 
 // Step runs one forward pass starting at now (spec §2.2). A pass that
 // schedules and emits nothing ends at now.
@@ -80,7 +83,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 			continue
 		}
 		if c.tier != nil && len(s.lease.Slots) == 0 && !c.cfg.Decode {
-			if o := c.onboard(s); o == parkedForBlocks {
+			if o := c.onboard(s, cs.overlap); o == parkedForBlocks {
 				continue
 			} else if o == blockedOnOffload {
 				break
@@ -329,7 +332,7 @@ func (c *Core) admission(s *seq) (decision, cost) {
 func (c *Core) prefixCost(s *seq) cost {
 	overlap, active := c.kv.Match(s.hashes)
 	bs := c.cfg.BlockSize
-	cs := cost{cached: c.reusable(s, overlap*bs), activeCached: min(active*bs, s.length)}
+	cs := cost{cached: c.reusable(s, overlap*bs), activeCached: min(active*bs, s.length), overlap: overlap}
 	if c.cfg.Policy != VLLM {
 		return cs
 	}
@@ -375,7 +378,7 @@ func (c *Core) admissionTRT(s *seq) (decision, cost) {
 		return reject, cost{}
 	}
 	overlap, active := c.kv.Match(s.hashes)
-	cs := cost{cached: min(overlap*bs, s.length), activeCached: min(active*bs, s.length)}
+	cs := cost{cached: min(overlap*bs, s.length), activeCached: min(active*bs, s.length), overlap: overlap}
 	available := nb - c.kv.Pool.Active()
 	for _, r := range c.running {
 		available -= (r.promptLen+r.maxOutput+bs-1)/bs - len(r.lease.Slots)

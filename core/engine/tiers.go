@@ -73,11 +73,11 @@ const (
 )
 
 // onboard starts bringing the waiting head's lower-tier prefix back to G1:
-// the blocks after its G1-cached prefix that G2, G3 or G4 hold, up to what
-// the recompute rule lets it reuse.
-func (c *Core) onboard(s *seq) onboarding {
+// the blocks after its G1-cached prefix (overlap blocks, as admission
+// matched them) that G2, G3 or G4 hold, up to what the recompute rule lets
+// it reuse.
+func (c *Core) onboard(s *seq, overlap int) onboarding {
 	bs := c.cfg.BlockSize
-	overlap, _ := c.kv.Match(s.hashes)
 	limit := c.reusable(s, len(s.hashes)*bs) / bs
 	if limit <= overlap {
 		return notOnboarded

@@ -3,6 +3,7 @@ package sim
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -110,4 +111,20 @@ func BenchmarkConversationTraceKVBM(b *testing.B) {
 // offloaded through processor-sharing links and written through to G3.
 func BenchmarkConversationTraceTiers(b *testing.B) {
 	benchTrace(b, "mooncake/conversation_trace.jsonl", tiersConfig("{g2: {blocks: 4000}, g3: {blocks: 100000}}"))
+}
+
+// BenchmarkConversationTraceKVBMDefault and …TiersDefault are the same
+// pair on the H100's own G1 (7,004 blocks for Llama-3.1-8B) with a G2 four
+// times as large and a G3 of 200,000 blocks: the tiers change the
+// simulated run (much less queueing, so more and smaller passes).
+func BenchmarkConversationTraceKVBMDefault(b *testing.B) {
+	benchTrace(b, "mooncake/conversation_trace.jsonl", tiersDefaultConfig(""))
+}
+
+func BenchmarkConversationTraceTiersDefault(b *testing.B) {
+	benchTrace(b, "mooncake/conversation_trace.jsonl", tiersDefaultConfig("{g2: {blocks: 28000}, g3: {blocks: 200000}}"))
+}
+
+func tiersDefaultConfig(tiers string) string {
+	return strings.Replace(tiersConfig(tiers), "capacity: {blocks: 4000}", "capacity: {type: default}", 1)
 }

@@ -439,6 +439,7 @@ func (s *System) complete(d Done) {
 	w := s.workers[j.worker]
 	switch j.kind {
 	case offloadJob:
+		s.chain(w, j.blocks, d.At) // pins what it copies on before it lands
 		for _, b := range j.blocks {
 			w.g2.land(b.dst)
 			w.freed = append(w.freed, b.src)
@@ -446,7 +447,6 @@ func (s *System) complete(d Done) {
 		w.publish(j.blocks)
 		w.quarantined -= len(j.blocks)
 		s.stats.Tiers[0].Offloaded += int64(len(j.blocks))
-		s.chain(w, j.blocks, d.At)
 	case chainJob:
 		dst := s.g3
 		if j.tier == 4 {
