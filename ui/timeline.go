@@ -302,6 +302,8 @@ func eventText(e tlEvent, t0 float64) (string, string) {
 			d = append(d, count(e.num("reused_tokens"))+" prompt tokens reused from the prefix cache")
 		}
 		return "Admitted", strings.Join(d, ", ")
+	case "parked":
+		return "Parked", "its cached prefix comes back from the lower KV tiers (G2/G3/G4) into G1 slots reserved for it; it is admitted when the blocks arrive"
 	case "prefill_done":
 		s := "the prompt is computed"
 		if e.has("worker") {

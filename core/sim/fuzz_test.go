@@ -88,6 +88,9 @@ func FuzzPredict(f *testing.F) {
 		{0, 0, 4, 0, 1e-300, 10, 5, 1, 256, 16, 1, 1, 10, 64, 4, tr}, // trace arrivals sped up by 1/1e-300
 		{0, 4, 12, 0, 1, 10, 5, 1, 256, 16, 1, 1, 10, 64, 1, tr},     // async scheduling, trace arrivals, roofline
 		{1, 0, 9, 3, 1, 10, 5, 0.2, 256, 16, 2, 1, 10, 64, 4, nil},   // async, ramped closed loop, SGLang
+		{6, 0, 0, 0, 1, 10, 5, 1, 24, 16, 2, 1, 10, 64, 4, tr},       // KVBM G2
+		{9, 1, 1, 1, 1, 10, 5, 1, 24, 4, 2, 1, 10, 64, 4, tr},        // G2 + G3, speculation
+		{14, 4, 2, 0, 1, 10, 5, 20, 32, 16, 2, 1, 20, 300, 8, nil},   // TRT-LLM, G2 + G3 + G4, roofline
 	} {
 		f.Add(s.backend, s.timingKind, s.load, s.nextn, s.speedup, s.prefill, s.decode, s.rate, s.blocks, s.blockSize, s.replicas, s.tensor, s.stop, s.in, s.out, s.trace)
 	}
@@ -122,6 +125,11 @@ func FuzzPredict(f *testing.F) {
 			fmt.Sprintf("{type: constant_rate, requests_per_second: %s}", fuzzFloat(rate)),
 			fmt.Sprintf("{type: trace_timestamps, speedup: %s}", fuzzFloat(speedup)),
 		}
+		// KVBM lower tiers: none, G2, G2 + G3, G2 + G3 + G4 (small, so
+		// they evict and stage).
+		tiers := []string{"", ", g1_backend: kvbm, tiers: {g2: {blocks: 8}}",
+			", g1_backend: kvbm, tiers: {offload_batch_blocks: 2, g2: {blocks: 6}, g3: {blocks: 40, read_gb_per_second: 0.5}}",
+			", g1_backend: kvbm, tiers: {g2: {blocks: 4, write_gb_per_second: 0}, g3: {blocks: 10}, g4: {enabled: true}}"}[backend>>2&3]
 		capacity := fmt.Sprintf("{type: fixed, blocks: %d}", blocks)
 		if blocks <= 0 {
 			capacity = "{type: default}"
@@ -145,12 +153,12 @@ engine:
     aggregated:
       parallelism: {replicas: %d, tensor: %d}
       scheduler: {async_scheduling: %t}
-      kv_cache: {block_size: %d, capacity: %s}
+      kv_cache: {block_size: %d, capacity: %s%s}
       timing: %s
       startup_seconds: %d
 planner: %s
 evaluation: {sla: {ttft_ms: 200, itl_ms: 20}}
-`, source, loads[int(load)%len(loads)], stop, backends[int(backend)%len(backends)], spec, replicas, tensor, load&8 != 0, blockSize, capacity, timings[int(timingKind)%len(timings)],
+`, source, loads[int(load)%len(loads)], stop, backends[int(backend)%len(backends)], spec, replicas, tensor, load&8 != 0, blockSize, capacity, tiers, timings[int(timingKind)%len(timings)],
 			int(load>>5)%3, planners[int(load>>4)%len(planners)])
 		files := map[string][]byte{"t.jsonl": trace, "p.npz": profile}
 		inputs := Inputs{Config: []byte(cfg), ConfigName: "f.yaml", CapturePerRequest: true, Watch: 1,
