@@ -85,6 +85,9 @@ type Admission struct {
 	ID     uint64
 	Reused int  // prompt tokens reused from the prefix cache
 	Again  bool // a re-admission after a preemption or retraction (not a next prefill chunk)
+	// Parked: not admitted yet but set aside, its G1 slots reserved, while
+	// its prefix comes back from a lower tier (it is admitted later).
+	Parked bool
 }
 
 // FPM is the forward-pass metrics snapshot of one pass (spec §1.6).
@@ -142,7 +145,6 @@ type Pass struct {
 	Admissions []Admission
 	Events     []kv.Event
 	Reserved   []Reservation // reservations granted at the pass start
-	Parked     []uint64      // requests that parked to onboard lower-tier blocks
 	FPM        FPM
 	Metrics    Metrics
 	Counters   Counters // this pass only

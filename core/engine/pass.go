@@ -27,7 +27,7 @@ type cost struct {
 func (c *Core) Step(now timing.Time) *Pass {
 	c.passID++
 	p := &c.pass
-	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0], Reserved: p.Reserved[:0], Parked: p.Parked[:0]}
+	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0], Reserved: p.Reserved[:0]}
 	c.tokens, c.rejected, c.ready = c.tokens[:0], c.rejected[:0], c.ready[:0]
 	c.batchCount, c.batchISL, c.batchPrefix = 0, 0, 0
 	c.fpmPrefill, c.fpmDecode = welford{}, welford{}
@@ -184,23 +184,8 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 	}
 	after := before + desired
 	for !c.kv.Allocate(&s.lease, after, cached/bs, s.hashes) {
-		if c.kv.Blocked() {
-			// The room is on its way back from a lower-tier copy: wait
-			// for it rather than preempt (the stall rule wakes the core).
-			return waitsForOffload
-		}
-		if c.cfg.Policy == TRTLLM || fromWaiting {
-			// GUARANTEED_NO_EVICT never preempts: its admission reserved
-			// the room. A waiting request never preempts a running one
-			// (as in vLLM v1; its admission counted the room): it waits.
-			return blocked
-		}
-		v := c.preempt()
-		if v == nil {
-			return blocked
-		}
-		if v == s {
-			return currentPreempted
+		if o := c.noRoom(s, fromWaiting); o != scheduled {
+			return o
 		}
 	}
 	c.kv.Finalize(&s.lease, before, after, s.hashes, s.locals)
@@ -232,6 +217,29 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 	}
 	c.budget -= desired
 	c.worked = c.worked || desired > 0
+	return scheduled
+}
+
+// noRoom decides what a request whose KV allocation failed does: wait, or
+// preempt a running request and retry (scheduled), unless that was itself.
+func (c *Core) noRoom(s *seq, fromWaiting bool) outcome {
+	if c.kv.Blocked() {
+		// The room is on its way back from a lower-tier copy: wait for it
+		// rather than preempt (the stall rule wakes the core).
+		return waitsForOffload
+	}
+	if c.cfg.Policy == TRTLLM || fromWaiting {
+		// GUARANTEED_NO_EVICT never preempts: its admission reserved the
+		// room. A waiting request never preempts a running one (as in
+		// vLLM v1; its admission counted the room): it waits.
+		return blocked
+	}
+	switch v := c.preempt(); v {
+	case nil:
+		return blocked
+	case s:
+		return currentPreempted
+	}
 	return scheduled
 }
 
@@ -569,16 +577,24 @@ func (c *Core) fillFPM(p *Pass) {
 	f.PrefillRequests = c.batchCount
 	f.VarPrefillLength = c.fpmPrefill.variance()
 	f.VarDecodeKVTokens = c.fpmDecode.variance()
-	for _, s := range append(c.waiting.items(), c.parked...) {
-		if s.status == preempted {
-			f.QueuedDecode++
-			f.QueuedDecodeKVTokens += s.length
-		} else {
-			f.QueuedPrefill++
-			f.QueuedPrefillTokens += s.promptLen
-		}
+	for _, s := range c.waiting.items() {
+		f.queue(s)
+	}
+	for _, s := range c.parked {
+		f.queue(s)
 	}
 	f.WallTimeSecs = (p.End - p.Start).Ms() / 1000
+}
+
+// queue counts a queued request: a preempted one as queued decode work.
+func (f *FPM) queue(s *seq) {
+	if s.status == preempted {
+		f.QueuedDecode++
+		f.QueuedDecodeKVTokens += s.length
+	} else {
+		f.QueuedPrefill++
+		f.QueuedPrefillTokens += s.promptLen
+	}
 }
 
 // welford accumulates a population variance.

@@ -102,7 +102,7 @@ func (c *Core) onboard(s *seq, overlap int) onboarding {
 	c.waiting.popFront()
 	s.onboardFrom, s.onboardTo = overlap, overlap+k
 	c.parked = append(c.parked, s)
-	c.pass.Parked = append(c.pass.Parked, s.id)
+	c.pass.Admissions = append(c.pass.Admissions, Admission{ID: s.id, Parked: true})
 	return parkedForBlocks
 }
 

@@ -59,12 +59,13 @@ func runUntilDone(t *testing.T, c *Core, now timing.Time) (*tierTrace, timing.Ti
 		}
 		tr.starts, tr.ends = append(tr.starts, p.Start), append(tr.ends, p.End)
 		for _, a := range p.Admissions {
+			if a.Parked {
+				tr.parkedAt[a.ID] = p.Start
+				continue
+			}
 			if _, ok := tr.admitted[a.ID]; !ok {
 				tr.admitted[a.ID], tr.admittedAt[a.ID] = a, p.Start
 			}
-		}
-		for _, id := range p.Parked {
-			tr.parkedAt[id] = p.Start
 		}
 		if err := c.cfg.Tiers.Check(); err != nil {
 			t.Fatal(err)

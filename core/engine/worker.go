@@ -52,7 +52,7 @@ func (w *Worker) Step(now timing.Time) *Pass {
 		return w.Ranks[0].Step(now)
 	}
 	m := &w.pass
-	*m = Pass{Start: now, End: now, Signals: m.Signals[:0], Admissions: m.Admissions[:0], Events: m.Events[:0], Reserved: m.Reserved[:0], Parked: m.Parked[:0]}
+	*m = Pass{Start: now, End: now, Signals: m.Signals[:0], Admissions: m.Admissions[:0], Events: m.Events[:0], Reserved: m.Reserved[:0]}
 	for _, c := range w.Ranks {
 		if c.Empty() {
 			continue
@@ -63,7 +63,6 @@ func (w *Worker) Step(now timing.Time) *Pass {
 		m.Admissions = append(m.Admissions, p.Admissions...)
 		m.Events = append(m.Events, p.Events...)
 		m.Reserved = append(m.Reserved, p.Reserved...)
-		m.Parked = append(m.Parked, p.Parked...)
 		m.Busy = m.Busy || p.Busy
 		if p.Watched != nil {
 			m.Watched = p.Watched

@@ -477,10 +477,11 @@ func (l *Loop) apply(i int) error {
 	if l.xfer == nil {
 		role = -1
 	}
-	for _, id := range p.Parked {
-		l.col.Park(id, p.Start)
-	}
 	for _, a := range p.Admissions {
+		if a.Parked {
+			l.col.Park(a.ID, p.Start)
+			continue
+		}
 		if role == decodePool {
 			// The prompt was computed on prefill; what the decode side
 			// had cached (direct path) is reported apart.

@@ -89,13 +89,14 @@ const tierPart = 3
 
 var disaggParts = [nParts]bool{6: true, 7: true, 8: true}
 
-// parts cuts q's TTFT (q has a first token) at its boundaries; frontend is
+// parts cuts request id's TTFT (it has a first token) at its boundaries; frontend is
 // the collector's Frontend. The parts are consecutive differences of
 // non-decreasing times, so they are ≥ 0 and sum to first − arrival.
-func (c *Collector) parts(q *record) [nParts]timing.Time {
+func (c *Collector) parts(id uint64) [nParts]timing.Time {
+	q := &c.recs[id-1]
 	parked := q.firstAdmit
-	if q.parked >= 0 {
-		parked = q.parked
+	if c.Onboarding && c.parks[id-1] >= 0 {
+		parked = c.parks[id-1]
 	}
 	b := [nParts + 1]timing.Time{q.arrival, q.arrival + c.Frontend, q.placed, parked, q.firstAdmit, q.lastAdmit}
 	if q.x.pworker < 0 {
@@ -118,8 +119,9 @@ func (c *Collector) parts(q *record) [nParts]timing.Time {
 }
 
 // breakdown is q's per-request record of the parts.
-func (c *Collector) breakdown(q *record) *Breakdown {
-	p := c.parts(q)
+func (c *Collector) breakdown(id uint64) *Breakdown {
+	q := &c.recs[id-1]
+	p := c.parts(id)
 	b := &Breakdown{
 		Frontend: p[0].Ms(), RouterQueue: p[1].Ms(), EngineQueue: p[2].Ms(), Preemption: p[4].Ms(),
 		Prefill: p[5].Ms(), FirstTokenPass: p[9].Ms(),
@@ -161,7 +163,7 @@ func (c *Collector) breakdownSection(disagg bool) *BreakdownSection {
 		vals = vals[:0]
 		for i := range c.recs {
 			if q := &c.recs[i]; q.status == Completed && q.tokens > 0 {
-				d := c.parts(q)[k]
+				d := c.parts(uint64(i + 1))[k]
 				sum += d
 				vals = append(vals, d.Ms())
 			}

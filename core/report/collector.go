@@ -37,7 +37,6 @@ type record struct {
 	// last admission before the first token, of the first token's pass,
 	// and (disaggregated) the end of the prefill.
 	lastAdmit, firstPass, prefillEnd timing.Time
-	parked                           timing.Time // parked to onboard before the first admission; -1: never
 }
 
 // Collector records the lifecycle of every request of a replay (spec §8.8).
@@ -58,8 +57,11 @@ type Collector struct {
 	// reaching the router (Options.Frontend): not router queueing.
 	Frontend timing.Time
 	// Onboarding: the run has KVBM lower tiers, so the TTFT breakdown has
-	// an onboarding part.
+	// an onboarding part; parks holds when each request first parked to
+	// onboard, before its first admission (-1: never). Apart from the
+	// records, which other runs keep at their size.
 	Onboarding bool
+	parks      []timing.Time
 	watch      uint64 // the request whose life the timeline records (0: none)
 	timeline   []TimelineEvent
 }
@@ -83,7 +85,10 @@ func (c *Collector) Arrive(id uint64, t timing.Time, input, requested int) {
 	if id != uint64(len(c.recs))+1 {
 		panic("report: request ids must be dense and in arrival order")
 	}
-	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1, overlap: -1, x: noXfer, parked: -1})
+	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1, overlap: -1, x: noXfer})
+	if c.Onboarding {
+		c.parks = append(c.parks, -1)
+	}
 	if id == c.watch {
 		c.event(TimelineEvent{At: t, Event: "arrival", InputLength: input, OutputLength: requested})
 	}
@@ -129,9 +134,8 @@ func (c *Collector) Admit(id uint64, t timing.Time, reused int, again bool) {
 // Park records that request id parked at t to onboard lower-tier blocks.
 // Only a park before its first admission is part of its TTFT breakdown.
 func (c *Collector) Park(id uint64, t timing.Time) {
-	r := &c.recs[id-1]
-	if !r.admitted && r.parked < 0 {
-		r.parked = t
+	if !c.recs[id-1].admitted && c.parks[id-1] < 0 {
+		c.parks[id-1] = t
 	}
 	if id == c.watch {
 		c.event(TimelineEvent{At: t, Event: "parked"})

@@ -423,7 +423,7 @@ func (c *Collector) record(q *record, id uint64) RequestRecord {
 	if q.tokens > 0 {
 		rr.FirstTokenMs, rr.LastTokenMs = ms(q.first), ms(q.last)
 		rr.TTFTMs = ms(max(q.first-q.arrival, 0))
-		rr.TTFTBreakdownMs = c.breakdown(q)
+		rr.TTFTBreakdownMs = c.breakdown(id)
 		rr.E2ELatencyMs = ms(max(q.last-q.arrival, 0))
 	} else if q.status == Completed {
 		rr.E2ELatencyMs = ms(max(q.term-q.arrival, 0))
