@@ -91,7 +91,7 @@ func (s *System) Check() error {
 				continue
 			}
 			used++
-			if got, ok := p.byHash.Get(sl.hash); !ok || got != int32(i) {
+			if got, ok := p.byHash.get(sl.hash, p.slots); !ok || got != int32(i) {
 				return fmt.Errorf("tiers: block %x in slot %d is not findable", sl.hash, i)
 			}
 			if (sl.state == incoming) != (writes[k] == 1) || writes[k] > 1 {
@@ -111,8 +111,8 @@ func (s *System) Check() error {
 		for c := p.head; c >= 0; c = p.slots[c].next {
 			n++
 		}
-		if used != p.used || n != lru || p.byHash.Len() != used {
-			return fmt.Errorf("tiers: a tier counts %d blocks, holds %d (%d indexed), LRU %d of %d", p.used, used, p.byHash.Len(), n, lru)
+		if used != p.used || n != lru || p.byHash.n != used {
+			return fmt.Errorf("tiers: a tier counts %d blocks, holds %d (%d indexed), LRU %d of %d", p.used, used, p.byHash.n, n, lru)
 		}
 	}
 	return nil

@@ -1,7 +1,5 @@
 package tiers
 
-import "github.com/dynosim/dynosim-web/internal/idmap"
-
 // pool is one lower tier's block set (kvbm-logical's BlockManager<G2/G3>,
 // or G4's presence map when unbounded): blocks keyed by sequence hash, each
 // incoming (a copy into it is in flight; its room is taken) or resident.
@@ -12,7 +10,7 @@ type pool struct {
 	capacity int // 0: unbounded (G4)
 	slots    []pslot
 	free     []int32
-	byHash   idmap.Map
+	byHash   index
 	head     int32 // LRU head (oldest), -1 if empty
 	tail     int32
 	used     int // incoming + resident
@@ -41,7 +39,7 @@ func newPool(capacity int) *pool { return &pool{capacity: capacity, head: -1, ta
 
 // lookup returns hash's slot and whether it is resident.
 func (p *pool) lookup(hash uint64) (slot int32, isResident, ok bool) {
-	s, ok := p.byHash.Get(hash)
+	s, ok := p.byHash.get(hash, p.slots)
 	if !ok {
 		return 0, false, false
 	}
@@ -64,7 +62,7 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 	var s int32
 	switch {
 	case full && p.head < 0: // everything is pinned or incoming
-		if old, ok := p.byHash.Get(hash); ok {
+		if old, ok := p.byHash.get(hash, p.slots); ok {
 			return old, false
 		}
 		return -1, false
@@ -75,14 +73,14 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 	default:
 		s = int32(len(p.slots))
 	}
-	if old, found := p.byHash.GetOrPut(hash, s); found {
+	if old, found := p.byHash.getOrPut(hash, s, p.slots); found {
 		return old, false
 	}
 	switch {
 	case full:
 		victim := p.slots[s].hash
 		p.unlink(s)
-		p.byHash.Delete(victim)
+		p.byHash.del(victim, s)
 		p.used--
 		if p.total != nil {
 			*p.total--
@@ -106,7 +104,7 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 
 // cancel gives back an incoming block's room.
 func (p *pool) cancel(s int32) {
-	p.byHash.Delete(p.slots[s].hash)
+	p.byHash.del(p.slots[s].hash, s)
 	p.release(s)
 }
 
@@ -146,7 +144,7 @@ func (p *pool) touch(s int32) {
 func (p *pool) evict(s int32) {
 	p.unlink(s)
 	h := p.slots[s].hash
-	p.byHash.Delete(h)
+	p.byHash.del(h, s)
 	p.release(s)
 	if p.onEvict != nil {
 		p.onEvict(h)
