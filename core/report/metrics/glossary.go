@@ -32,6 +32,10 @@ var terms = []Term{
 	{"Timing model", "engine.workers.<role>.timing: how long a pass takes. default is the roofline of engine.model on engine.hardware; polynomial is the reference's uncalibrated curve (hardware ignored); fixed uses given milliseconds; profile reads a measured .npz table."},
 	{"Disaggregation", "engine.mode disaggregated: prompts run on prefill workers, output tokens on decode workers, and each request's KV moves between them (engine.kv_transfer)."},
 	{"destination_missing", "engine.kv_transfer.timing_mode: charge only the prompt blocks the decode worker does not have cached; full_prompt charges the whole prompt."},
+	{"KV tiers", "kv_cache.tiers: KVBM's lower tiers under a kvbm G1 (vLLM, TensorRT-LLM): a G2 host pool per engine core, a G3 disk pool and a G4 object store shared by the role's workers. Blocks G1 evicts are copied down (offloaded); a prompt whose prefix a lower tier holds gets it back (onboarded) instead of recomputing it."},
+	{"Offload", "A block G1 evicts is copied to G2, in batches of offload_batch_blocks, and written through to G3 and G4; its G1 slot stays reserved until the copy ends, so an allocation that needs it waits. offloaded_blocks counts the blocks that landed in a tier."},
+	{"Onboarding", "At admission, the prompt blocks after the G1-cached prefix that a lower tier holds come back to G1 slots reserved for them (G3 and G4 hits stage through G2); the request waits (parks) until they arrive. hit_blocks counts the blocks found per tier."},
+	{"Link utilisation", "The share of the run a directional tier link (g1_to_g2, g2_to_g1, g2_to_g3, …) carried at least one copy, per link: concurrent copies share its bandwidth (processor sharing)."},
 	{"Simulated vs wall time", "Durations and rates are in simulated time. Wall time is how long the simulator took on this machine; it is never part of a prediction or a comparison."},
 }
 
