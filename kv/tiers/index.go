@@ -11,7 +11,8 @@ package tiers
 type index struct {
 	t     []uint64
 	n     int
-	shift uint // 32 - log2(len(t)): home = fingerprint >> shift
+	shift uint   // 32 - log2(len(t)): home = fingerprint >> shift
+	sink  uint64 // what warm loads, so the load stays
 }
 
 func fingerprint(key uint64) uint64 { return (key * 0x9E3779B97F4A7C15) >> 32 }
@@ -57,6 +58,15 @@ func (x *index) getOrPut(key uint64, slot int32, slots []pslot) (int32, bool) {
 				return s, true
 			}
 		}
+	}
+}
+
+// warm loads key's home bucket ahead of its use, so that its cache miss
+// overlaps another's (insert places one hash and drops another: two
+// independent misses in a large table).
+func (x *index) warm(key uint64) {
+	if len(x.t) > 0 {
+		x.sink ^= x.t[x.home(fingerprint(key))]
 	}
 }
 

@@ -68,6 +68,7 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 		return -1, false
 	case full:
 		s = p.head
+		p.byHash.warm(p.slots[s].hash) // the victim's entry, dropped below
 	case len(p.free) > 0:
 		s = p.free[len(p.free)-1]
 	default:

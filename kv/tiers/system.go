@@ -498,6 +498,9 @@ func (s *System) chain(w *Worker, blocks []blk, at float64) {
 		if dst == nil {
 			continue
 		}
+		for _, b := range blocks {
+			dst.byHash.warm(b.hash) // the batch's misses in flight at once
+		}
 		j := int32(-1)
 		for _, b := range blocks {
 			slot, added := dst.insert(b.hash)
