@@ -463,6 +463,23 @@
   let resizeTimer = 0;
   window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 150); });
 
+  // Helpers the panels' scripts (planner.js, tiers.js) share: an element
+  // builder, number formats, and the axis conventions above.
+  const util = (() => {
+    const el = (tag, cls, text) => {
+      const e = document.createElement(tag);
+      if (cls) e.className = cls;
+      if (text !== undefined) e.textContent = text;
+      return e;
+    };
+    const num = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+    const fmt = (v) => (v == null ? "—" : Math.abs(v) < 10 ? +v.toFixed(2) + "" : Math.abs(v) < 1000 ? +v.toFixed(1) + "" : Math.round(v).toLocaleString("en-US"));
+    const fmtT = (s) => (s < 60 ? fmt(s) + " s" : Math.floor(s / 60) + " min " + Math.round(s % 60) + " s");
+    const values = (u, splits) => splits.map((v) => (v == null ? "" : Math.abs(v) >= 10000 ? compact.format(v) : +v.toPrecision(6) + ""));
+    const axis = { stroke: "#1f2328", grid: { stroke: "#e5e7eb", width: 1 }, ticks: { stroke: "#d0d7de", width: 1 }, values, space: 40 };
+    return { el, num, fmt, fmtT, axis };
+  })();
+
   const api = window.dynosimCharts = {
     // render(report) draws a new run; the run before it stays, overlaid.
     render(report) {
@@ -492,5 +509,6 @@
     // toggle(fig, testid, label, on, onChange) adds a checkbox to a
     // figure's tools (the planner panel's plots use it too).
     toggle,
+    util,
   };
 })();

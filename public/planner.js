@@ -11,19 +11,7 @@
   let state = null, node = null, plots = [], figs = [];
   const prefs = { lengths: false }; // the traffic plot's "ISL / OSL" toggle, kept across redraws
 
-  const el = (tag, cls, text) => {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  };
-  const num = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
-  const fmt = (v) => (v == null ? "—" : Math.abs(v) < 10 ? +v.toFixed(2) + "" : Math.abs(v) < 1000 ? +v.toFixed(1) + "" : Math.round(v).toLocaleString("en-US"));
-  const fmtT = (s) => (s < 60 ? fmt(s) + " s" : Math.floor(s / 60) + " min " + Math.round(s % 60) + " s");
-  const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
-  // the conventions of charts.js: axis colours, compact tick labels
-  const values = (u, splits) => splits.map((v) => (v == null ? "" : Math.abs(v) >= 10000 ? compact.format(v) : +v.toPrecision(6) + ""));
-  const axis = { stroke: "#1f2328", grid: { stroke: "#e5e7eb", width: 1 }, ticks: { stroke: "#d0d7de", width: 1 }, values, space: 40 };
+  const { el, num, fmt, fmtT, axis } = window.dynosimCharts.util; // charts.js's, shared with tiers.js
   // colours dark enough on white (contrast ≥ 4.5:1), as charts.js' runColors
   const C = { active: "#1d4ed8", starting: "#15803d", draining: "#b91c1c", floor: "#57606a", decision: "#7e22ce",
     observed: "#1f2328", predicted: "#c2410c", isl: "#1d4ed8", osl: "#c2410c", ttft: "#1d4ed8", itl: "#c2410c" };

@@ -11,19 +11,7 @@
   let state = null, nodes = new Map(), plots = [], figs = [];
   const prefs = { blocks: false }; // the occupancy plot's "blocks" toggle, kept across redraws
 
-  const el = (tag, cls, text) => {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  };
-  const num = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
-  const fmt = (v) => (v == null ? "—" : Math.abs(v) < 10 ? +v.toFixed(2) + "" : Math.abs(v) < 1000 ? +v.toFixed(1) + "" : Math.round(v).toLocaleString("en-US"));
-  const fmtT = (s) => (s < 60 ? fmt(s) + " s" : Math.floor(s / 60) + " min " + Math.round(s % 60) + " s");
-  const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
-  // the conventions of charts.js and planner.js: axis colours, compact tick labels
-  const values = (u, splits) => splits.map((v) => (v == null ? "" : Math.abs(v) >= 10000 ? compact.format(v) : +v.toPrecision(6) + ""));
-  const axis = { stroke: "#1f2328", grid: { stroke: "#e5e7eb", width: 1 }, ticks: { stroke: "#d0d7de", width: 1 }, values, space: 40 };
+  const { el, num, fmt, fmtT, axis } = window.dynosimCharts.util; // charts.js's, shared with planner.js
   // colours dark enough on white (contrast ≥ 4.5:1), as charts.js' runColors;
   // a link is its lower tier's colour, solid for offloads, dashed for onboards
   const C = { g1: "#57606a", g2: "#1d4ed8", g3: "#15803d", g4: "#7e22ce" };

@@ -571,62 +571,6 @@ func (c *Core) Metrics() Metrics {
 // Pool exposes the KV pool (read-only use: tests and reports).
 func (c *Core) Pool() kv.BlockPool { return c.kv.Pool }
 
-// RequestState is a read-only view of one request, for tests and tools.
-type RequestState struct {
-	Computed, Generated, Length, Preemptions int
-	Running, Preempted                       bool
-}
-
-// State returns the state of request id.
-func (c *Core) State(id uint64) (RequestState, bool) {
-	s := c.find(id)
-	if s == nil {
-		return RequestState{}, false
-	}
-	return RequestState{
-		Computed: s.computed, Generated: s.generated, Length: s.length,
-		Preemptions: s.preemptions, Running: s.status == running, Preempted: s.status == preempted,
-	}, true
-}
-
-// WaitingIDs and RunningIDs list the queues in order (tests and tools).
-func (c *Core) WaitingIDs() []uint64 {
-	var out []uint64
-	for i := range c.waiting.len() {
-		out = append(out, c.waiting.at(i).id)
-	}
-	return out
-}
-
-// RunningIDs lists the running queue in order.
-func (c *Core) RunningIDs() []uint64 {
-	out := make([]uint64, len(c.running))
-	for i, s := range c.running {
-		out[i] = s.id
-	}
-	return out
-}
-
-// find looks a held request up by id (tests and tools: O(n)).
-func (c *Core) find(id uint64) *seq {
-	for _, s := range c.running {
-		if s.id == id {
-			return s
-		}
-	}
-	for i := range c.waiting.len() {
-		if s := c.waiting.at(i); s.id == id {
-			return s
-		}
-	}
-	for _, s := range c.parked {
-		if s.id == id {
-			return s
-		}
-	}
-	return nil
-}
-
 // newSeq returns a cleared request state, reusing the buffers of a finished
 // one when it can: a replay then allocates per concurrent request, not per
 // request, which matters most under wasm's single-threaded GC.

@@ -102,3 +102,63 @@ func (s *sampler) burst(remaining int) int {
 	}
 	return b
 }
+
+// burstLimit is the most tokens s may emit in one forward: what it may still
+// generate, and no more than the pool holds the KV of (all but the last
+// emitted token need KV). Without the second bound a request near the whole
+// pool preempted itself in every pass, forever.
+func (c *Core) burstLimit(s *seq) int {
+	room := c.cfg.NumBlocks*c.cfg.BlockSize - s.length
+	return min(s.remaining(c.cfg.MaxModelLen), room+1)
+}
+
+// burstReserve is the KV, in tokens, that s reserves before a burst:
+// min(nextn+1, remaining) more tokens (spec §2.7), within the pool.
+func (c *Core) burstReserve(s *seq, nextn int) int {
+	return min(s.length+min(nextn+1, c.burstLimit(s)), c.cfg.NumBlocks*c.cfg.BlockSize)
+}
+
+// reserveBursts grows every ready request's lease, in one shot, by the
+// blocks for min(nextn+1, remaining) more tokens, preempting as usual when
+// the pool is short (spec §2.7). It reports false if the room cannot be
+// made (TensorRT-LLM never preempts; its admission reserved the room).
+func (c *Core) reserveBursts() bool {
+	bs, k := c.cfg.BlockSize, len(c.spec.rates)
+	c.kv.Release(&c.burstClaim) // last pass's claim, if any: the room counts as free again
+	for {
+		need := 0
+		for _, s := range c.ready {
+			target := (c.burstReserve(s, k) + bs - 1) / bs
+			need += max(0, target-len(s.lease.Slots))
+		}
+		if c.kv.CanGrow(need) {
+			// With lower tiers the room may be on its way back from
+			// offload copies: claimed for the bursts as one, so that a
+			// re-admitted request does not take it pass after pass.
+			if c.tier != nil && !c.kv.Room(&c.burstClaim, need) {
+				return false
+			}
+			for _, s := range c.ready {
+				c.kv.Allocate(&s.lease, c.burstReserve(s, k), 0, s.hashes)
+			}
+			return true
+		}
+		if c.cfg.Policy == TRTLLM {
+			return false
+		}
+		v := c.preempt()
+		if v == nil {
+			return false
+		}
+		keep := c.ready[:0]
+		for _, s := range c.ready {
+			if s != v {
+				keep = append(keep, s)
+			}
+		}
+		c.ready = keep
+		if len(c.ready) == 0 {
+			return false
+		}
+	}
+}

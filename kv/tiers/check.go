@@ -17,10 +17,7 @@ func (s *System) Check() error {
 	legs := map[int32]int32{}
 	visit := func(j *job) {
 		w := s.workers[j.worker]
-		dst := s.g3
-		if j.tier == 4 {
-			dst = s.g4
-		}
+		dst := s.lower(j.tier)
 		for _, b := range j.blocks {
 			switch j.kind {
 			case offloadJob:

@@ -448,22 +448,14 @@ func (s *System) complete(d Done) {
 		w.quarantined -= len(j.blocks)
 		s.stats.Tiers[0].Offloaded += int64(len(j.blocks))
 	case chainJob:
-		dst := s.g3
-		if j.tier == 4 {
-			dst = s.g4
-		}
 		for _, b := range j.blocks {
-			dst.land(b.dst)
+			s.lower(j.tier).land(b.dst)
 			w.g2.unpin(b.src)
 		}
 		s.stats.Tiers[j.tier-2].Offloaded += int64(len(j.blocks))
 	case stageJob:
-		src := s.g3
-		if j.tier == 4 {
-			src = s.g4
-		}
 		for i, b := range j.blocks {
-			src.unpin(b.src)
+			s.lower(j.tier).unpin(b.src)
 			w.g2.pin(b.dst) // read by the G2→G1 leg next
 			w.g2.land(b.dst)
 			j.blocks[i].src = b.dst
@@ -489,6 +481,14 @@ func (s *System) complete(d Done) {
 	}
 	s.freeJob(d.Job)
 	s.note(d.At)
+}
+
+// lower is the pool of tier 3 (G3) or 4 (G4).
+func (s *System) lower(tier uint8) *pool {
+	if tier == 4 {
+		return s.g4
+	}
+	return s.g3
 }
 
 // chain copies blocks that landed in G2 onward to G3 and G4 (write-through),
