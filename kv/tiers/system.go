@@ -209,6 +209,16 @@ func (w *Worker) Flush() {
 func (w *Worker) Lookup(hashes []uint64) int {
 	s := w.sys
 	for i, h := range hashes {
+		if i%lookAhead == 0 && i > 0 {
+			// A hit's run is long (a prompt's prefix): load the next
+			// blocks' table entries at once, so their misses overlap.
+			for _, n := range hashes[i:min(i+lookAhead, len(hashes))] {
+				w.g2.byHash.warm(n)
+				if s.g3 != nil {
+					s.g3.byHash.warm(n)
+				}
+			}
+		}
 		if _, ok := w.g2.residentSlot(h); ok {
 			continue
 		}
@@ -226,6 +236,9 @@ func (w *Worker) Lookup(hashes []uint64) int {
 	}
 	return len(hashes)
 }
+
+// lookAhead is how many blocks Lookup loads ahead.
+const lookAhead = 16
 
 // Onboard starts bringing the blocks of hashes (a run Lookup found) back
 // to G1 for request id, whose destination G1 slots the engine has
