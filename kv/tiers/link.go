@@ -61,9 +61,6 @@ func (l *Link) Start(now float64, id uint64, bytes float64, job int32) {
 	l.active = append(l.active, transfer{id: id, rem: bytes, job: job})
 }
 
-// Active is the number of transfers in flight.
-func (l *Link) Active() int { return len(l.active) }
-
 // BusyMs is the time the link has carried at least one transfer.
 func (l *Link) BusyMs() float64 { return l.busy }
 

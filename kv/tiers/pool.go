@@ -37,19 +37,10 @@ const (
 
 func newPool(capacity int) *pool { return &pool{capacity: capacity, head: -1, tail: -1} }
 
-// lookup returns hash's slot and whether it is resident.
-func (p *pool) lookup(hash uint64) (slot int32, isResident, ok bool) {
-	s, ok := p.byHash.get(hash, p.slots)
-	if !ok {
-		return 0, false, false
-	}
-	return s, p.slots[s].state == resident, true
-}
-
 // residentSlot returns hash's slot if it is resident.
 func (p *pool) residentSlot(hash uint64) (int32, bool) {
-	s, res, ok := p.lookup(hash)
-	return s, ok && res
+	s, ok := p.byHash.get(hash, p.slots)
+	return s, ok && p.slots[s].state == resident
 }
 
 // insert takes room for hash as an incoming block, evicting the least

@@ -66,6 +66,16 @@ export async function openPage(context, url, { consoleLog } = {}) {
   return page;
 }
 
+// runConfigured waits until the page accepts the config it shows, runs it
+// and waits until this run is done and listed.
+export async function runConfigured(page) {
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 30000 });
+  const n = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
+  await page.locator('[data-testid="run"]').click();
+  await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
+    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: 120000 });
+}
+
 // WALL_FIELDS are the report fields that measure wall-clock time.
 export const WALL_FIELDS = ["wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"];
 

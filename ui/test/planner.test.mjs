@@ -9,7 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
-import { startServer, launch, openPage, artifacts, bin } from "./helpers.mjs";
+import { startServer, launch, openPage, runConfigured, artifacts, bin } from "./helpers.mjs";
 
 let srv, browser;
 const tid = (page, id) => page.locator(`[data-testid="${id}"]`);
@@ -29,11 +29,7 @@ after(async () => {
 // runPreset picks a preset, runs it and waits for this run's results.
 async function runPreset(page, preset) {
   await tid(page, "preset-select").selectOption(preset);
-  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 30000 });
-  const n = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
-  await tid(page, "run").click();
-  await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
-    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: 120000 });
+  await runConfigured(page);
 }
 
 // waitPlots waits until the planner plots are drawn in the page.
@@ -206,9 +202,7 @@ test("a disaggregated run with the planner: a workers plot per pool, each with i
   const yaml = await tid(page, "config-editor").inputValue();
   assert.ok(yaml.includes("\nevaluation:"), "the preset has an SLA");
   await tid(page, "config-editor").fill(yaml.replace("\nevaluation:", "\nplanner: {policy: enabled, scaling_policy: load_180_5}\nevaluation:"));
-  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 30000 });
-  await tid(page, "run").click();
-  await page.waitForFunction(() => /^Done/.test(document.querySelector(".status").textContent), null, { timeout: 120000 });
+  await runConfigured(page);
   const d = await waitPlots(page);
   const rep = await report(page);
   assert.deepEqual(d.plots.filter((p) => p.id.startsWith("workers")).map((p) => p.id), ["workers-prefill", "workers-decode"]);

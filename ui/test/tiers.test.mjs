@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { startServer, launch, openPage, artifacts, bin, repo } from "./helpers.mjs";
+import { startServer, launch, openPage, runConfigured, artifacts, bin, repo } from "./helpers.mjs";
 
 // Two workers with a small G1 (3,000 blocks of 64 tokens), a G2 of 600
 // blocks per worker and a shared G3: the 1,000-request sample offloads
@@ -45,11 +45,7 @@ after(async () => {
 // runYAML puts yaml in the editor, runs it and waits for this run's results.
 async function runYAML(page, yaml) {
   await tid(page, "config-editor").fill(yaml);
-  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 30000 });
-  const n = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
-  await tid(page, "run").click();
-  await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
-    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: 120000 });
+  await runConfigured(page);
 }
 
 // waitPlots waits until the tier plots are drawn in the page.
@@ -204,11 +200,7 @@ test("a config with G2 and G3: the KV tiers section, its table the report's, bot
 
   // the page stays usable: the default config's run has no section, the plots are cleared
   await tid(page, "preset-select").selectOption("8-workers"); // the default config
-  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 30000 });
-  const runs = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
-  await tid(page, "run").click();
-  await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
-    document.querySelectorAll('[data-testid="runs"] li').length !== n, runs, { timeout: 120000 });
+  await runConfigured(page);
   await tid(page, "kpis").waitFor();
   assert.equal(await tid(page, "kv-tiers").count(), 0);
   assert.equal((await report(page)).kv_tiers, undefined);
