@@ -484,6 +484,9 @@ type Rank interface {
 	Activate(id uint64) bool
 	Release(id uint64) bool
 	Cancel(id uint64) bool
+	// Abort ends a waiting or running request between passes and frees
+	// its KV (live mode: the client went away); false if it is not there.
+	Abort(id uint64) bool
 }
 
 var (

@@ -355,6 +355,21 @@ func (h *fzHarness) submit(r *fzReader) {
 	h.order = append(h.order, id)
 }
 
+// abort aborts the k-th submitted request (mod their count) between
+// passes, as a live driver does when a client goes away: on success it
+// emits nothing more, and the next pass's checks see its KV freed.
+func (h *fzHarness) abort(k int) {
+	id := h.order[k%len(h.order)]
+	q := h.reqs[id]
+	if q.done {
+		return
+	}
+	if h.ranks[q.rank].Abort(id) {
+		q.done = true
+	}
+	h.checkHeld()
+}
+
 // step runs one pass at a time ≥ the previous pass end and checks it.
 func (h *fzHarness) step(dt timing.Time) *Pass {
 	h.now = max(h.now, h.lastEnd) + dt
@@ -840,7 +855,13 @@ func fzRun(t *testing.T, data []byte, families []fzFamily, ranks int) {
 	for r.more() && steps < fzMaxOpSteps {
 		o := r.next()
 		switch o & 3 {
-		case 0, 1:
+		case 1:
+			if o>>2 != 0 && len(h.order) > 0 {
+				h.abort(int(o >> 2))
+			} else if len(h.order) < fzMaxRequests {
+				h.submit(r)
+			}
+		case 0:
 			if len(h.order) < fzMaxRequests {
 				h.submit(r)
 			}
@@ -870,6 +891,9 @@ func (s fzSeed) req(k, flags, plen, slen, out byte) fzSeed {
 
 // steps appends n back-to-back passes (n ≤ 64).
 func (s fzSeed) steps(n byte) fzSeed { return append(s, 3|(n-1)<<2) }
+
+// abort appends an abort of the k-th submitted request (0 < k < 64).
+func (s fzSeed) abort(k byte) fzSeed { return append(s, 1|k<<2) }
 
 // pause appends one pass after a pause of ms/4 milliseconds (ms < 64).
 func (s fzSeed) pause(ms byte) fzSeed { return append(s, 2|ms<<2) }
@@ -908,6 +932,8 @@ func fzSeeds(n int) [][]byte {
 						}
 					}
 					s = s.steps(20).req(0, 16, 100, 0, 5).req(3, 16, 100, 0, 0).req(0, 32, 0, 0, 3).steps(8)
+					// Clients go away: a running request, a waiting one.
+					s = s.req(1, 0, 40, 9, 30).req(2, 0, 40, 9, 30).steps(2).abort(10).abort(11).steps(4)
 				} else {
 					for i := range byte(9) {
 						s = s.req(i%4, (i%2)<<2|(i&1)<<3|(i/4%2)<<4, 10+i*3, i%3, 30+i*2)
