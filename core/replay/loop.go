@@ -70,6 +70,11 @@ type Options struct {
 
 	// Scaling puts a planner in the loop (scale.go); nil: static pools.
 	Scaling *Scaling
+
+	// Live: requests come from Submit, the loop runs until its driver
+	// stops, and Observer hears what becomes visible (live.go).
+	Live     bool
+	Observer Observer
 }
 
 // ErrCanceled is returned when Progress asks to stop.
@@ -128,6 +133,8 @@ type reqInfo struct {
 	session, turn int32
 	arrival       timing.Time
 	first         timing.Time // first token (planner runs: the traffic's TTFT and ITL)
+	worker        int32       // live: the worker it was placed on (-1: none yet)
+	over, abort   bool        // live: it ended; its client went away
 }
 
 // Loop is the cluster event loop of one replay.
@@ -158,6 +165,12 @@ type Loop struct {
 
 	// prompt and output tokens of the released requests (Options.Max*Tokens)
 	promptTokens, outputTokens int
+
+	// live mode (live.go)
+	obs    Observer
+	lturns []workload.Turn // the requests' turns, by id − 1 − base
+	aborts []uint64        // aborts waiting for a pass to end
+	base   uint64          // requests forgotten: reqs[0] is request base+1
 }
 
 // poolState is a pool with its workers' global indices in Loop.ws (the
@@ -179,9 +192,17 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	if len(pools) == 0 || len(pools[0].Workers) == 0 {
 		return nil, fmt.Errorf("replay: no workers")
 	}
-	l := &Loop{wl: wl, opt: opt, arr: newArrivals(wl, opt.Load, opt.Seed), xfer: opt.Transfer}
+	if opt.Live {
+		wl = &workload.Workload{TraceBlock: 1} // Submit's prompts are token ids
+	}
+	l := &Loop{wl: wl, opt: opt, arr: newArrivals(wl, opt.Load, opt.Seed), xfer: opt.Transfer, obs: opt.Observer}
 	if l.xfer != nil && (len(pools) != 2 || len(pools[decodePool].Workers) == 0) {
 		return nil, fmt.Errorf("replay: a disaggregated replay needs a prefill and a decode pool")
+	}
+	if opt.Live {
+		if l.xfer != nil || opt.Scaling != nil || len(pools) != 1 {
+			return nil, fmt.Errorf("replay: live mode serves one aggregated pool without a planner")
+		}
 	}
 	l.total = wl.Requests()
 	if opt.MaxRequests > 0 {
@@ -246,6 +267,10 @@ func (l *Loop) RunUntil(limit timing.Time) (done bool, err error) {
 		next, ok := l.next()
 		if ok && next >= timing.Horizon {
 			return false, l.horizonErr()
+		}
+		if l.opt.Live && (!ok || next > limit) {
+			l.now = max(l.now, limit) // what Submit releases arrives then
+			return false, nil
 		}
 		if !ok || l.opt.MaxTime > 0 && next > l.opt.MaxTime {
 			l.done, l.stop = true, "drained"
@@ -470,6 +495,9 @@ func (l *Loop) apply(i int) error {
 	m := p.Metrics
 	st.seen = router.Load{Running: m.Running, Waiting: m.Waiting + st.since, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
 	pool := &l.pools[st.pool]
+	if l.obs != nil {
+		l.obs.Pass(i, p)
+	}
 	if len(p.Events) > 0 {
 		pool.Router.Observe(st.index, p.Events)
 	}
@@ -489,6 +517,9 @@ func (l *Loop) apply(i int) error {
 			continue
 		}
 		l.col.Admit(a.ID, p.Start, a.Reused, a.Again)
+		if l.obs != nil && !a.Again {
+			l.obs.Admitted(a.ID, p.Start, a.Reused)
+		}
 		if l.sc != nil && !a.Again {
 			l.sc.traffic.prompt += l.turn(a.ID).Input
 			l.sc.traffic.reused += a.Reused
@@ -510,7 +541,10 @@ func (l *Loop) apply(i int) error {
 		if s.HasToken {
 			if l.col.Token(s.ID, p.Start, p.End) == 1 {
 				pool.Router.PrefillDone(s.ID, l.now)
-				l.reqs[s.ID-1].first = p.End
+				l.reqs[s.ID-1-l.base].first = p.End
+			}
+			if l.obs != nil {
+				l.obs.Token(s.ID, p.End, s.Token)
 			}
 			st.stats.OutputTokens++
 		}
@@ -527,6 +561,9 @@ func (l *Loop) apply(i int) error {
 	if l.sc != nil && st.state == draining {
 		l.retireIfDone(i)
 	}
+	if len(l.aborts) > 0 {
+		l.retryAborts(i)
+	}
 	return nil
 }
 
@@ -536,12 +573,20 @@ func (l *Loop) terminal(id uint64, why string) {
 	if l.sc != nil {
 		l.sc.finished(l, id, why)
 	}
+	if l.opt.Live {
+		l.reqs[id-1-l.base].over = true
+		if l.obs != nil {
+			l.obs.Done(id, l.now, why)
+		}
+		l.forget()
+		return
+	}
 	l.finished(id)
 }
 
 // finished readies the session's next turn, or frees its slot.
 func (l *Loop) finished(id uint64) {
-	ri := l.reqs[id-1]
+	ri := l.reqs[id-1-l.base]
 	s := &l.wl.Sessions[ri.session]
 	if next := int(ri.turn) + 1; next < len(s.Turns) {
 		if l.releasable() {
@@ -580,7 +625,7 @@ func (l *Loop) releaseDue() (bool, error) {
 	if err := l.checkTokens(l.promptTokens, l.outputTokens); err != nil {
 		return false, err
 	}
-	l.reqs = append(l.reqs, reqInfo{session: int32(si), turn: int32(ti), arrival: at})
+	l.reqs = append(l.reqs, reqInfo{session: int32(si), turn: int32(ti), arrival: at, worker: -1})
 	if l.xfer != nil {
 		l.xs = append(l.xs, xstate{})
 	}
@@ -617,6 +662,9 @@ func (l *Loop) checkTokens(prompt, output int) error {
 
 // turn is request id's turn of the workload.
 func (l *Loop) turn(id uint64) *workload.Turn {
+	if l.opt.Live {
+		return &l.lturns[id-1-l.base]
+	}
 	ri := l.reqs[id-1]
 	return &l.wl.Sessions[ri.session].Turns[ri.turn]
 }

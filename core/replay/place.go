@@ -30,8 +30,8 @@ func (l *Loop) placeHeld() (n int, err error) {
 // place asks the first pool's router where request id runs and submits it
 // there; false means the router holds it.
 func (l *Loop) place(id uint64) (bool, error) {
-	ri := l.reqs[id-1]
-	t := &l.wl.Sessions[ri.session].Turns[ri.turn]
+	ri := &l.reqs[id-1-l.base]
+	t := l.turn(id)
 	l.prompt = l.wl.Prompt(l.prompt[:0], t)
 	pool := &l.pools[0]
 	l.rreq = router.Request{ID: id, Arrival: ri.arrival, Now: l.now, Prompt: l.prompt, Output: t.Output}
@@ -41,6 +41,10 @@ func (l *Loop) place(id uint64) (bool, error) {
 	}
 	w := pool.members[pl.Worker]
 	l.col.Route(id, w, pl.Rank, l.now, pl.Overlap)
+	ri.worker = int32(w)
+	if l.obs != nil {
+		l.obs.Routed(id, w, pl.Rank)
+	}
 	if l.xfer != nil {
 		return true, l.placeDisagg(id, w, pl.Rank)
 	}
@@ -69,6 +73,10 @@ func (l *Loop) submit(w, rank int, id uint64) error {
 
 // dispatch offers request id to the router; one it holds waits.
 func (l *Loop) dispatch(id uint64) error {
+	if l.opt.Live && l.reqs[id-1-l.base].abort {
+		l.terminal(id, Aborted) // its client left while it was in the frontend
+		return nil
+	}
 	placed, err := l.place(id)
 	if !placed && err == nil {
 		l.waiting = append(l.waiting, id)

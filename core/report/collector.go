@@ -64,6 +64,7 @@ type Collector struct {
 	parks      []timing.Time
 	watch      uint64 // the request whose life the timeline records (0: none)
 	timeline   []TimelineEvent
+	base       uint64 // requests forgotten (Forget): recs[0] is request base+1
 }
 
 // NewCollector returns a collector for up to n requests over workers
@@ -82,7 +83,7 @@ func NewCollector(n, workers int, capture bool) *Collector {
 
 // Arrive registers request id, the next one: ids are dense from 1.
 func (c *Collector) Arrive(id uint64, t timing.Time, input, requested int) {
-	if id != uint64(len(c.recs))+1 {
+	if id != c.base+uint64(len(c.recs))+1 {
 		panic("report: request ids must be dense and in arrival order")
 	}
 	c.recs = append(c.recs, record{arrival: t, input: int32(input), requested: int32(requested), worker: -1, rank: -1, overlap: -1, x: noXfer})
@@ -97,7 +98,7 @@ func (c *Collector) Arrive(id uint64, t timing.Time, input, requested int) {
 // Route records where and when request id was placed, and the prompt
 // tokens the router expected to be cached there (-1: no estimate).
 func (c *Collector) Route(id uint64, worker, rank int, t timing.Time, overlap int) {
-	r := &c.recs[id-1]
+	r := &c.recs[id-1-c.base]
 	r.worker, r.rank = int32(worker), int32(rank)
 	r.placed, r.overlap = t, int32(overlap)
 	if id == c.watch {
@@ -116,7 +117,7 @@ func (c *Collector) Route(id uint64, worker, rank int, t timing.Time, overlap in
 // prefix-cache reuse; again marks a re-admission after a preemption (a
 // next prefill chunk is not one).
 func (c *Collector) Admit(id uint64, t timing.Time, reused int, again bool) {
-	r := &c.recs[id-1]
+	r := &c.recs[id-1-c.base]
 	if !r.admitted {
 		r.admitted, r.firstAdmit, r.firstReused, r.lastAdmit = true, t, int32(reused), t
 	}
@@ -134,8 +135,8 @@ func (c *Collector) Admit(id uint64, t timing.Time, reused int, again bool) {
 // Park records that request id parked at t to onboard lower-tier blocks.
 // Only a park before its first admission is part of its TTFT breakdown.
 func (c *Collector) Park(id uint64, t timing.Time) {
-	if !c.recs[id-1].admitted && c.parks[id-1] < 0 {
-		c.parks[id-1] = t
+	if !c.recs[id-1-c.base].admitted && c.parks[id-1-c.base] < 0 {
+		c.parks[id-1-c.base] = t
 	}
 	if id == c.watch {
 		c.event(TimelineEvent{At: t, Event: "parked"})
@@ -145,7 +146,7 @@ func (c *Collector) Park(id uint64, t timing.Time) {
 // Token records one token emitted at t by a pass that started at start,
 // and returns how many the request has.
 func (c *Collector) Token(id uint64, start, t timing.Time) int {
-	r := &c.recs[id-1]
+	r := &c.recs[id-1-c.base]
 	switch r.tokens {
 	case 0:
 		r.first, r.firstPass = t, start
@@ -171,7 +172,7 @@ func (c *Collector) Token(id uint64, start, t timing.Time) int {
 // Terminal records the end of a request: completed if rejected is "",
 // else rejected for that reason (e.g. "kv_capacity").
 func (c *Collector) Terminal(id uint64, t timing.Time, rejected string) {
-	r := &c.recs[id-1]
+	r := &c.recs[id-1-c.base]
 	r.term = t
 	c.done++
 	if id == c.watch {
@@ -209,6 +210,18 @@ func (c *Collector) Terminal(id uint64, t timing.Time, rejected string) {
 		c.puStats.add(1000 / ms)
 	}
 	c.Series.complete(t)
+}
+
+// Forget drops the records of the oldest n requests, which have ended, so
+// that a live run's memory follows the requests in flight, not all it has
+// served. A report covers only the requests it remembers.
+func (c *Collector) Forget(n int) {
+	clear(c.recs[:n]) // their gap buffers went to spare at their terminal
+	c.recs = c.recs[n:]
+	if c.Onboarding {
+		c.parks = c.parks[n:]
+	}
+	c.base += uint64(n)
 }
 
 // Done counts requests with a terminal outcome.

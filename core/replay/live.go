@@ -1,0 +1,157 @@
+package replay
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/workload"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// Live mode (Options.Live) steps the same loop on a wall clock: a driver
+// submits requests as clients send them (Submit), aborts those whose
+// clients go away (Abort), calls RunUntil with the virtual time its clock
+// has reached, and hears what becomes visible through Options.Observer.
+// The loop never ends on its own; the workload is empty, and what the loop
+// keeps per request is dropped once it and every older request ended, so
+// memory follows the requests in flight. Aggregated pools only: a
+// disaggregated handoff or a planner keeps per-request state past a
+// request's end.
+
+// Observer hears, in live mode, what the loop makes visible, in the
+// loop's order: a pass's end (its KV events and load) before its tokens
+// and terminals. Calls come from the goroutine that steps the loop; an
+// observer must not call back into it.
+type Observer interface {
+	// Pass is worker's pass p at its end; p is reused by the next Step.
+	Pass(worker int, p *engine.Pass)
+	// Routed: request id was placed on worker's DP rank.
+	Routed(id uint64, worker, rank int)
+	// Admitted: its first admission, at the start of a pass, with the
+	// prompt tokens it reused from the prefix cache.
+	Admitted(id uint64, at timing.Time, reused int)
+	// Token: it emitted token at the end of a pass.
+	Token(id uint64, at timing.Time, token uint32)
+	// Done: it ended: completed (""), rejected (the reason) or aborted.
+	Done(id uint64, at timing.Time, reason string)
+}
+
+// Aborted is the terminal reason of an aborted request.
+const Aborted = "aborted"
+
+// ErrNotLive is returned by Submit on a loop not in live mode.
+var ErrNotLive = errors.New("replay: not a live loop")
+
+// Submit releases a request now: its prompt tokens and requested output.
+// It returns the request's id; the next RunUntil routes it.
+func (l *Loop) Submit(prompt []uint32, maxOutput int) (uint64, error) {
+	if !l.opt.Live {
+		return 0, ErrNotLive
+	}
+	l.released++
+	id := uint64(l.released)
+	l.lturns = append(l.lturns, workload.Turn{Input: len(prompt), Output: maxOutput, Blocks: slices.Clone(prompt)})
+	l.reqs = append(l.reqs, reqInfo{session: -1, arrival: l.now, worker: -1})
+	l.col.Arrive(id, l.now, len(prompt), maxOutput)
+	if l.opt.Frontend > 0 {
+		l.q.push(event{at: l.now + l.opt.Frontend, kind: Dispatch, req: id})
+		return id, nil
+	}
+	return id, l.dispatch(id)
+}
+
+// Abort ends request id, whose client went away, and frees its KV. A
+// request still with the router, or on an idle worker, ends now; one in
+// a pass in flight ends after it (if that pass did not end it). It
+// reports whether the request was live.
+func (l *Loop) Abort(id uint64) bool {
+	ri := l.info(id)
+	if ri == nil || ri.over || ri.abort {
+		return false
+	}
+	ri.abort = true
+	if i := slices.Index(l.waiting, id); i >= 0 {
+		l.waiting = slices.Delete(l.waiting, i, i+1)
+		l.terminal(id, Aborted)
+		return true
+	}
+	if ri.worker < 0 {
+		return true // still in the frontend: it ends at dispatch
+	}
+	st := &l.ws[ri.worker]
+	if i := slices.IndexFunc(st.deferred, func(d deferred) bool { return d.id == id }); i >= 0 {
+		st.deferred = slices.Delete(st.deferred, i, i+1)
+		l.aborted(int(ri.worker), id)
+		return true
+	}
+	if !st.busy && l.workers[ri.worker].Abort(id) {
+		l.aborted(int(ri.worker), id)
+		return true
+	}
+	l.aborts = append(l.aborts, id) // after the pass in flight, or once unparked
+	return true
+}
+
+// aborted ends request id, which worker w no longer holds.
+func (l *Loop) aborted(w int, id uint64) {
+	st := &l.ws[w]
+	st.held--
+	l.pools[st.pool].Router.Finished(id, l.now)
+	l.terminal(id, Aborted)
+}
+
+// retryAborts ends the pending aborts worker w can carry out now that its
+// pass ended (a request that pass completed has ended already).
+func (l *Loop) retryAborts(w int) {
+	keep := l.aborts[:0]
+	for _, id := range l.aborts {
+		ri := l.info(id)
+		switch {
+		case ri == nil || ri.over:
+		case int(ri.worker) != w:
+			keep = append(keep, id)
+		case l.workers[w].Abort(id):
+			l.aborted(w, id)
+		default:
+			keep = append(keep, id) // parked for an onboarding: after its next pass
+		}
+	}
+	l.aborts = keep
+}
+
+// info is request id's state; nil if it is unknown or forgotten.
+func (l *Loop) info(id uint64) *reqInfo {
+	if id <= l.base || id > l.base+uint64(len(l.reqs)) {
+		return nil
+	}
+	return &l.reqs[id-1-l.base]
+}
+
+// forget drops what the loop keeps of the oldest requests once they and
+// every older one ended.
+func (l *Loop) forget() {
+	k := 0
+	for k < len(l.reqs) && l.reqs[k].over {
+		k++
+	}
+	if k == 0 {
+		return
+	}
+	clear(l.lturns[:k]) // their prompts
+	l.reqs, l.lturns = l.reqs[k:], l.lturns[k:]
+	l.col.Forget(k)
+	l.base += uint64(k)
+}
+
+// Workers is the number of workers, all pools.
+func (l *Loop) Workers() int { return len(l.workers) }
+
+// Worker is worker i (read-only use: its ranks' metrics).
+func (l *Loop) Worker(i int) *engine.Worker { return l.workers[i] }
+
+// Held is the number of requests the router holds.
+func (l *Loop) Held() int { return len(l.waiting) }
+
+// Next is the time of the next event, if any (a live driver's timer).
+func (l *Loop) Next() (timing.Time, bool) { return l.next() }

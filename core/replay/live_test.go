@@ -1,0 +1,175 @@
+package replay
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/router"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// tape is an Observer that records what it hears.
+type tape struct {
+	first, last map[uint64]timing.Time
+	tokens      map[uint64]int
+	done        map[uint64]string
+	routed      map[uint64]int
+	reused      map[uint64]int
+	passes      int
+}
+
+func newTape() *tape {
+	return &tape{first: map[uint64]timing.Time{}, last: map[uint64]timing.Time{}, tokens: map[uint64]int{},
+		done: map[uint64]string{}, routed: map[uint64]int{}, reused: map[uint64]int{}}
+}
+
+func (t *tape) Pass(int, *engine.Pass)                    { t.passes++ }
+func (t *tape) Routed(id uint64, w, _ int)                { t.routed[id] = w }
+func (t *tape) Admitted(id uint64, _ timing.Time, n int)  { t.reused[id] = n }
+func (t *tape) Done(id uint64, _ timing.Time, why string) { t.done[id] = why }
+func (t *tape) Token(id uint64, at timing.Time, _ uint32) {
+	if t.tokens[id] == 0 {
+		t.first[id] = at
+	}
+	t.tokens[id]++
+	t.last[id] = at
+}
+
+const liveTrace = `{"timestamp":0,"input_length":96,"output_length":12,"hash_ids":[1,2,3]}
+{"timestamp":5,"input_length":64,"output_length":20,"hash_ids":[1,2]}
+{"timestamp":7,"input_length":200,"output_length":5,"hash_ids":[9,10,11,12,13,14,15]}
+{"timestamp":80,"input_length":40,"output_length":9,"hash_ids":[20,21]}`
+
+// A live loop fed the trace's requests at their arrival times, stepped to
+// each time as a wall-clock driver would, emits every token at the time
+// the offline replay of the same trace records: one core, two drivers.
+func TestLiveMatchesReplay(t *testing.T) {
+	cfg := engine.Config{BlockSize: 16, NumBlocks: 256, MaxBatchedTokens: 128, ChunkedPrefill: true, PrefixCaching: true, Events: true, Model: timing.Polynomial{}}
+	wl := trace(t, liveTrace, 32)
+	rep, err := Run(wl, agg(workers(t, 2, cfg)), Options{Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := newTape()
+	l, err := New(nil, []Pool{{Name: "aggregated", Workers: workers(t, 2, cfg), Router: router.NewRoundRobin(), GPUs: 1}}, Options{Live: true, Observer: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range wl.Sessions { // in file order, which is arrival order here
+		if _, err := l.RunUntil(s.Start); err != nil {
+			t.Fatal(err)
+		}
+		if l.Now() != s.Start {
+			t.Fatalf("clock at %v, want %v", l.Now(), s.Start)
+		}
+		if _, err := l.Submit(wl.Prompt(nil, &s.Turns[0]), s.Turns[0].Output); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.RunUntil(math.MaxInt64 / 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Requests() {
+		id := r.UUID
+		if tp.done[id] != "" || tp.tokens[id] != r.OutputLength || tp.first[id].Ms() != *r.FirstTokenMs || tp.last[id].Ms() != *r.LastTokenMs {
+			t.Errorf("request %d: live %d tokens %v..%v (%q), replay %d tokens %v..%v", id, tp.tokens[id], tp.first[id].Ms(), tp.last[id].Ms(), tp.done[id], r.OutputLength, *r.FirstTokenMs, *r.LastTokenMs)
+		}
+		if tp.routed[id] != *r.Worker || tp.reused[id] != r.ReusedInputTokens {
+			t.Errorf("request %d: live on worker %d reusing %d, replay %d reusing %d", id, tp.routed[id], tp.reused[id], *r.Worker, r.ReusedInputTokens)
+		}
+	}
+	if len(l.reqs) != 0 || len(l.lturns) != 0 || l.base != 4 {
+		t.Errorf("a drained live loop keeps %d requests (base %d)", len(l.reqs), l.base)
+	}
+}
+
+// A client that goes away frees its request's KV: at once when the worker
+// is idle, after the pass in flight otherwise; nothing follows the abort.
+func TestLiveAbort(t *testing.T) {
+	cfg := engine.Config{BlockSize: 16, NumBlocks: 64, MaxBatchedTokens: 64, ChunkedPrefill: true, Model: timing.Polynomial{}}
+	for _, tc := range []struct {
+		name  string
+		after timing.Time // when the abort comes
+	}{
+		{"waiting", 0},
+		{"mid-prefill", timing.FromMs(0.001)},
+		{"decoding", timing.FromMs(1000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := newTape()
+			ws := workers(t, 1, cfg)
+			l, err := New(nil, agg(ws), Options{Live: true, Observer: tp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt := make([]uint32, 300)
+			for i := range prompt {
+				prompt[i] = uint32(i + 1)
+			}
+			id, _ := l.Submit(prompt, 1000)
+			if _, err := l.RunUntil(tc.after); err != nil {
+				t.Fatal(err)
+			}
+			seen := tp.tokens[id]
+			if !l.Abort(id) || l.Abort(id) {
+				t.Fatal("Abort: want true once, then false")
+			}
+			if _, err := l.RunUntil(timing.FromMs(10_000)); err != nil {
+				t.Fatal(err)
+			}
+			m := ws[0].Metrics()
+			if tp.done[id] != Aborted || m.ActiveBlocks != 0 || m.Running+m.Waiting != 0 || !ws[0].Empty() {
+				t.Fatalf("after abort: done %q, %+v", tp.done[id], m)
+			}
+			if tc.after > timing.FromMs(1) && seen == 0 {
+				t.Fatalf("no token before the abort at %v", tc.after)
+			}
+			if n := tp.tokens[id]; n > seen+1 { // at most the pass in flight's token
+				t.Fatalf("%d tokens after the abort", n-seen)
+			}
+			if len(l.reqs) != 0 {
+				t.Fatalf("an aborted request is kept")
+			}
+		})
+	}
+}
+
+// Memory follows the requests in flight: after thousands of requests the
+// loop and its collector keep none of those that ended.
+func TestLiveForgets(t *testing.T) {
+	cfg := engine.Config{BlockSize: 16, NumBlocks: 256, PrefixCaching: true, Model: timing.Polynomial{}}
+	tp := newTape()
+	l, err := New(nil, agg(workers(t, 2, cfg)), Options{Live: true, Observer: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := make([]uint32, 50)
+	at := timing.Time(0)
+	for i := range 5000 {
+		prompt[0] = uint32(i) // unique prompts
+		if _, err := l.Submit(prompt, 3); err != nil {
+			t.Fatal(err)
+		}
+		at += timing.FromMs(100)
+		if _, err := l.RunUntil(at); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.reqs) > 50 {
+			t.Fatalf("request %d: the loop keeps %d requests", i, len(l.reqs))
+		}
+	}
+	if len(tp.done) != 5000 {
+		t.Fatalf("%d of 5000 ended", len(tp.done))
+	}
+}
+
+func TestLiveRefusesDisaggregation(t *testing.T) {
+	cfg := engine.Config{BlockSize: 16, NumBlocks: 64, Model: timing.Polynomial{}}
+	if _, err := New(nil, append(agg(workers(t, 1, cfg)), agg(workers(t, 1, cfg))...), Options{Live: true, Transfer: &Transfer{}}); err == nil {
+		t.Fatal("a disaggregated live loop was built")
+	}
+	if _, err := New(nil, agg(workers(t, 1, cfg)), Options{Live: true}); err != nil {
+		t.Fatal(err)
+	}
+}
