@@ -29,6 +29,7 @@ commands:
   predict          run one prediction (no -c: embedded default config and sample trace)
   recommend        search configurations under an SLA and a GPU budget (-c rec.yaml)
   serve            serve the web page (--addr 127.0.0.1:8080, --service-url URL)
+  live             serve one simulated deployment on the wall clock: OpenAI API, /metrics, KV events (docs/live.md)
   convert-profile  convert a profiler results folder to a timing profile (.npz)
   validate         replay public serving measurements and report the timing model's error (docs/validation.md)
   compare          hold a real benchmark run (AIPerf, vllm bench serve) against a prediction.json
@@ -97,6 +98,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return runRecommend(args[1:], stdout, stderr)
 	case "serve":
 		return runServe(args[1:])
+	case "live":
+		return runLive(args[1:], stderr)
 	case "convert-profile":
 		return runConvertProfile(args[1:])
 	case "validate":
@@ -114,6 +117,35 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return usageError{fmt.Errorf("unknown command %q", args[0])}
+}
+
+// loadConfig reads the config at path into in (empty: the embedded
+// default, whose sample trace is embedded too); files it names are read
+// relative to it.
+func loadConfig(in *sim.Inputs, path string) error {
+	if path == "" {
+		in.Config, in.ConfigName = []byte(defaultconfig.YAML), "default.yaml"
+		in.ReadFile = func(p string) ([]byte, error) {
+			if p == "sample.jsonl" {
+				return sampleTrace, nil
+			}
+			return readFile(p)
+		}
+		return nil
+	}
+	data, err := readFile(path)
+	if err != nil {
+		return err
+	}
+	in.Config, in.ConfigName = data, filepath.Base(path)
+	dir := filepath.Dir(path)
+	in.ReadFile = func(p string) ([]byte, error) {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return readFile(p)
+	}
+	return nil
 }
 
 type multiFlag []string
@@ -154,27 +186,8 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 
 	in := sim.Inputs{Sets: sets, CapturePerRequest: *capture, Watch: *timeline}
-	if *cfgPath == "" {
-		in.Config, in.ConfigName = []byte(defaultconfig.YAML), "default.yaml"
-		in.ReadFile = func(p string) ([]byte, error) {
-			if p == "sample.jsonl" {
-				return sampleTrace, nil
-			}
-			return readFile(p)
-		}
-	} else {
-		data, err := readFile(*cfgPath)
-		if err != nil {
-			return err
-		}
-		in.Config, in.ConfigName = data, filepath.Base(*cfgPath)
-		dir := filepath.Dir(*cfgPath)
-		in.ReadFile = func(p string) ([]byte, error) {
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(dir, p)
-			}
-			return readFile(p)
-		}
+	if err := loadConfig(&in, *cfgPath); err != nil {
+		return err
 	}
 	if *tracePath != "" {
 		data, err := readFile(*tracePath)

@@ -116,6 +116,9 @@ type Prepared struct {
 	// sweep: the inputs' config is completed by each run's overrides
 	// (PrepareSweep), so every run parses its own.
 	sweep bool
+	// live: a live deployment (NewLive), whose workers all publish KV
+	// events for outside routers.
+	live bool
 }
 
 // PrepareSweep prepares a search: the inputs' config need not be valid by
@@ -325,7 +328,7 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 		// The KV router reads the KV events the workers publish; nothing
 		// else does, so only it pays for them. Decode routing is
 		// overlap-blind (spec §7.6): decode workers publish none.
-		ecfg.Events = rt.Policy == "kv_router" && rt.KV.UseKVEvents && r.name != "decode"
+		ecfg.Events = p.live || rt.Policy == "kv_router" && rt.KV.UseKVEvents && r.name != "decode"
 		switch r.name {
 		case "prefill":
 			if c.xfer, err = transfer(cfg, roof); err != nil {

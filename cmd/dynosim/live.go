@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dynosim/dynosim-web/core/sim"
+	"github.com/dynosim/dynosim-web/internal/live"
+)
+
+// runLive implements `dynosim live`: one simulated deployment behind an
+// OpenAI-compatible endpoint, stepped on the wall clock (docs/live.md). It
+// serves until SIGTERM or SIGINT, then lets open streams finish.
+func runLive(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("live", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgPath    = fs.String("c", "", "config `FILE` (YAML, any aggregated config predict takes); default: the embedded default")
+		addr       = fs.String("addr", "127.0.0.1:8000", "listen `ADDRESS` (host:port; port 0 picks a free one)")
+		speedup    = fs.Float64("speedup", 1, "simulated seconds per wall second (10: ten times faster than the deployment)")
+		model      = fs.String("served-model-name", "", "model `NAME` clients ask for (default: the config's engine.model)")
+		maxWaiting = fs.Int("max-waiting", live.DefaultMaxWaiting, "requests waiting for an engine before new ones get 429 with Retry-After")
+		zmq        = fs.String("kv-events-endpoint", "", "publish KV events over ZMQ PUB at `URL` in vLLM's format, e.g. tcp://127.0.0.1:5557 (default: off; SSE /v1/kv_events is always on)")
+		replay     = fs.String("kv-events-replay-endpoint", "", "serve KV-event replay over ZMQ ROUTER at `URL`, e.g. tcp://127.0.0.1:5558")
+		positional = fs.Bool("kv-events-positional", false, "encode KV events as vLLM's positional arrays, not named maps")
+		grace      = fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long open streams may run before they are cut")
+		sets       multiFlag
+	)
+	fs.Var(&sets, "set", "override `PATH=VALUE` (repeatable, left to right)")
+	fs.StringVar(cfgPath, "config", "", "same as -c")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("live: unexpected argument %q", fs.Arg(0))}
+	}
+	if *replay != "" && *zmq == "" {
+		return usageError{errors.New("--kv-events-replay-endpoint needs --kv-events-endpoint")}
+	}
+	in := sim.Inputs{Sets: sets}
+	if err := loadConfig(&in, *cfgPath); err != nil {
+		return err
+	}
+	srv, err := live.New(live.Options{Inputs: in, Speedup: *speedup, Model: *model, MaxWaiting: *maxWaiting,
+		ZMQ: *zmq, ZMQReplay: *replay, Positional: *positional})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("live: %w", err)
+	}
+	fmt.Fprintf(stderr, "dynosim: live: serving %s on http://%s/v1\n", srv.Info, ln.Addr())
+	if *zmq != "" {
+		fmt.Fprintf(stderr, "dynosim: live: KV events on %s (topic kv@worker-<i>@%s)\n", *zmq, srv.Model())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err = srv.Serve(ctx, ln, *grace)
+	fmt.Fprintln(stderr, "dynosim: live: stopped")
+	return err
+}

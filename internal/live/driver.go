@@ -1,0 +1,326 @@
+// Package live is dynosim's live mode: one simulated deployment behind an
+// OpenAI-compatible HTTP endpoint, its engine cores stepped on the wall
+// clock by the same replay loop offline prediction runs (core/replay's
+// live mode), with vLLM-native Prometheus metrics and KV events. The
+// driver goroutine owns the loop and its clock; HTTP handlers talk to it
+// through a command channel and read their own request's tokens from a
+// per-request buffer, so no lock is held across a stream. docs/live.md.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/replay"
+	"github.com/dynosim/dynosim-web/core/sim"
+	"github.com/dynosim/dynosim-web/internal/live/kvevents"
+	"github.com/dynosim/dynosim-web/internal/live/metrics"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// stream is one request between its handler and the driver.
+type stream struct {
+	prompt    []uint32 // read by the driver at submit
+	promptLen int
+	maxTokens int
+
+	// The driver's own: where the request is and when things happened
+	// (virtual time).
+	worker, rank             int
+	arrival, admitted, first timing.Time
+	last                     timing.Time
+	generated                int
+	wasAdmitted              bool
+
+	// Shared with the handler under mu; notify (capacity 1) says there is
+	// more to read.
+	mu     sync.Mutex
+	id     uint64
+	toks   []uint32
+	cached int
+	ended  bool
+	reason string // "": completed; a rejection reason; replay.Aborted
+	err    error  // the driver failed or stopped
+	notify chan struct{}
+}
+
+func newStream(prompt []uint32, maxTokens int) *stream {
+	return &stream{prompt: prompt, promptLen: len(prompt), maxTokens: maxTokens, worker: -1, notify: make(chan struct{}, 1)}
+}
+
+// take moves what the driver sent since the last take into buf.
+func (s *stream) take(buf []uint32) (_ []uint32, ended bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	buf = append(buf[:0], s.toks...)
+	s.toks = s.toks[:0]
+	return buf, s.ended
+}
+
+func (s *stream) signal() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// command is a handler's request to the driver: submit s, or abort it.
+type command struct {
+	s     *stream
+	abort bool
+}
+
+// driver steps the live loop on the wall clock.
+type driver struct {
+	live    *sim.Live
+	speedup float64
+	t0      time.Time
+	cmds    chan command
+	streams map[uint64]*stream
+	met     *metrics.Metrics
+	hub     *kvevents.Hub
+	preempt [][]int // per worker and rank: preemptions already counted
+
+	// waiting counts requests accepted and not yet admitted by an engine:
+	// the bounded queue behind the 429s (handlers add, the driver takes).
+	waiting atomic.Int64
+	done    chan struct{} // closed when run returns
+	err     error         // why run returned, once done is closed
+}
+
+// virtual is the loop's time at wall time t.
+func (d *driver) virtual(t time.Time) timing.Time {
+	return timing.Time(float64(t.Sub(d.t0).Nanoseconds()) * d.speedup)
+}
+
+// wall is the wall time of virtual time v.
+func (d *driver) wall(v timing.Time) time.Time {
+	return d.t0.Add(time.Duration(float64(v) / d.speedup))
+}
+
+// run steps the loop until ctx is done or it fails; every stream still
+// open then ends with an error.
+func (d *driver) run(ctx context.Context) {
+	defer close(d.done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if d.err = d.step(); d.err != nil {
+			break
+		}
+		wait := time.Hour
+		if next, ok := d.live.Next(); ok {
+			wait = max(time.Until(d.wall(next)), 0)
+		}
+		timer.Reset(wait)
+		select {
+		case c := <-d.cmds:
+			if d.err = d.step(); d.err != nil { // time caught up before the command
+				break
+			}
+			d.command(c)
+			for more := true; more && d.err == nil; { // what else came meanwhile
+				select {
+				case c := <-d.cmds:
+					d.command(c)
+				default:
+					more = false
+				}
+			}
+		case <-timer.C:
+		case <-ctx.Done():
+			d.err = errShutdown
+		}
+		if d.err != nil {
+			break
+		}
+	}
+	for _, s := range d.streams {
+		s.mu.Lock()
+		s.ended, s.err = true, d.err
+		s.mu.Unlock()
+		s.signal()
+	}
+}
+
+var errShutdown = errors.New("the server is shutting down")
+
+func (d *driver) step() error {
+	_, err := d.live.RunUntil(d.virtual(time.Now()))
+	return err
+}
+
+func (d *driver) command(c command) {
+	s := c.s
+	if c.abort {
+		s.mu.Lock()
+		id, ended := s.id, s.ended
+		s.mu.Unlock()
+		if id != 0 && !ended {
+			d.live.Abort(id)
+		}
+		return
+	}
+	s.arrival = d.live.Now()
+	id, err := d.live.Submit(s.prompt, s.maxTokens)
+	s.prompt = nil
+	if err != nil {
+		d.waiting.Add(-1)
+		s.mu.Lock()
+		s.ended, s.err = true, err
+		s.mu.Unlock()
+		s.signal()
+		return
+	}
+	s.mu.Lock()
+	s.id = id
+	s.mu.Unlock()
+	d.streams[id] = s
+	d.err = d.step() // route it and start a pass now
+}
+
+func seconds(t timing.Time) float64 { return float64(t) / 1e9 }
+
+// Pass implements replay.Observer: the pass's KV events go out, and its
+// worker's gauges follow its load.
+func (d *driver) Pass(w int, p *engine.Pass) {
+	if len(p.Events) > 0 {
+		d.hub.Publish(w, seconds(p.End), p.Events)
+	}
+	d.gauges(w)
+}
+
+// gauges sets worker w's gauges to its ranks' load.
+func (d *driver) gauges(w int) {
+	for len(d.preempt) <= w {
+		d.preempt = append(d.preempt, nil)
+	}
+	ranks := d.live.Worker(w).Ranks
+	if len(d.preempt[w]) < len(ranks) {
+		d.preempt[w] = make([]int, len(ranks))
+	}
+	for r, rk := range ranks {
+		m := rk.Metrics()
+		usage := 0.0
+		if m.TotalBlocks > 0 {
+			usage = float64(m.ActiveBlocks) / float64(m.TotalBlocks)
+		}
+		d.met.SetLoad(w, r, m.Running, m.Waiting, usage)
+		if n := m.Preemptions - d.preempt[w][r]; n > 0 {
+			d.met.Preempted(w, r, n)
+			d.preempt[w][r] = m.Preemptions
+		}
+	}
+}
+
+// Routed implements replay.Observer.
+func (d *driver) Routed(id uint64, w, r int) {
+	if s := d.streams[id]; s != nil {
+		s.worker, s.rank = w, r
+	}
+}
+
+// Admitted implements replay.Observer.
+func (d *driver) Admitted(id uint64, at timing.Time, reused int) {
+	s := d.streams[id]
+	if s == nil || s.wasAdmitted {
+		return
+	}
+	s.wasAdmitted, s.admitted = true, at
+	d.waiting.Add(-1)
+	d.met.PrefixQuery(s.worker, s.rank, s.promptLen, reused)
+	s.mu.Lock()
+	s.cached = reused
+	s.mu.Unlock()
+}
+
+// Token implements replay.Observer.
+func (d *driver) Token(id uint64, at timing.Time, tok uint32) {
+	s := d.streams[id]
+	if s == nil {
+		return
+	}
+	if s.generated == 0 {
+		s.first = at
+		d.met.FirstToken(s.worker, s.rank, seconds(at-s.arrival), seconds(s.admitted-s.arrival), seconds(at-s.admitted))
+	} else {
+		d.met.Token(s.worker, s.rank, seconds(at-s.last))
+	}
+	s.generated++
+	s.last = at
+	s.mu.Lock()
+	s.toks = append(s.toks, tok)
+	s.mu.Unlock()
+	s.signal()
+}
+
+// Done implements replay.Observer.
+func (d *driver) Done(id uint64, at timing.Time, reason string) {
+	s := d.streams[id]
+	if s == nil {
+		return
+	}
+	delete(d.streams, id)
+	if !s.wasAdmitted {
+		d.waiting.Add(-1)
+	}
+	if s.worker >= 0 {
+		fr := "length" // no end-of-sequence token: every request runs to max_tokens
+		switch {
+		case reason == replay.Aborted:
+			fr = "abort"
+		case reason != "":
+			fr = "error"
+		}
+		r := metrics.Request{Prompt: s.promptLen, Generated: s.generated, MaxTokens: s.maxTokens,
+			E2E: seconds(at - s.arrival), Reason: fr}
+		if s.generated > 0 {
+			r.Decode = seconds(s.last - s.first)
+		}
+		if s.wasAdmitted {
+			r.Inference = seconds(at - s.admitted)
+		}
+		d.met.Finished(s.worker, s.rank, r)
+	}
+	if reason == replay.Aborted && s.worker >= 0 {
+		d.gauges(s.worker) // no pass may follow to show the freed KV
+	}
+	s.mu.Lock()
+	s.ended, s.reason = true, reason
+	s.mu.Unlock()
+	s.signal()
+}
+
+var _ replay.Observer = (*driver)(nil)
+
+// submit hands s to the driver, unless the waiting queue is full (then
+// false: the handler answers 429).
+func (d *driver) submit(ctx context.Context, s *stream, maxWaiting int) (bool, error) {
+	if d.waiting.Add(1) > int64(maxWaiting) {
+		d.waiting.Add(-1)
+		return false, nil
+	}
+	select {
+	case d.cmds <- command{s: s}:
+		return true, nil
+	case <-d.done:
+		d.waiting.Add(-1)
+		return false, fmt.Errorf("live: %w", errShutdown)
+	case <-ctx.Done():
+		d.waiting.Add(-1)
+		return false, ctx.Err()
+	}
+}
+
+// abort tells the driver s's client went away.
+func (d *driver) abort(s *stream) {
+	select {
+	case d.cmds <- command{s: s, abort: true}:
+	case <-d.done:
+	}
+}

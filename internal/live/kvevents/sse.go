@@ -1,0 +1,134 @@
+package kvevents
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// ServeHTTP serves GET /v1/kv_events as text/event-stream: first the retained
+// batches with seq > since (the Last-Event-ID header, else the query
+// parameter ?since=N; neither: the whole retained window), then live ones,
+// each as "id: <seq>\nevent: kv_events\ndata: <json>\n\n", with a
+// ": keepalive" comment every 15 s. It returns when the client goes away, when
+// the client falls too far behind (it should reconnect with Last-Event-ID),
+// or when the hub closes.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	from, err := startSeq(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	backlog, s := h.subscribe(from)
+	if s == nil {
+		http.Error(w, "kv event hub closed", http.StatusServiceUnavailable)
+		return
+	}
+	defer h.unsubscribe(s)
+
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Accel-Buffering", "no") // keep reverse proxies from buffering the stream
+	w.WriteHeader(http.StatusOK)
+
+	rc := http.NewResponseController(w)
+	// deadline bounds the writes that follow, so that a client that stops
+	// reading is dropped instead of pinning this goroutine forever. Its
+	// error needs no check: a writer without deadlines just goes without,
+	// and a broken connection fails the next write.
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(writeTimeout)) }
+	flush := func() bool {
+		err := rc.Flush()
+		return err == nil || errors.Is(err, http.ErrNotSupported)
+	}
+	write := func(p []byte) bool {
+		_, err := w.Write(p)
+		return err == nil
+	}
+
+	deadline()
+	for _, b := range backlog {
+		if !write(b.sse) {
+			return
+		}
+	}
+	backlog = nil // batches the ring evicts meanwhile need not outlive it here
+	if !flush() {
+		return
+	}
+
+	tick := time.NewTicker(h.keepalive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-h.ctx.Done():
+			return
+		case <-tick.C:
+			deadline()
+			if !write([]byte(": keepalive\n\n")) || !flush() {
+				return
+			}
+		case b, ok := <-s.ch:
+			if !ok {
+				return
+			}
+			deadline()
+			if !write(b.sse) {
+				return
+			}
+			// Write whatever else is queued before flushing once.
+			for more := true; more; {
+				select {
+				case b, ok := <-s.ch:
+					if !ok {
+						flush()
+						return
+					}
+					if !write(b.sse) {
+						return
+					}
+				default:
+					more = false
+				}
+			}
+			if !flush() {
+				return
+			}
+		}
+	}
+}
+
+// startSeq returns the first seq an SSE client wants. Last-Event-ID wins
+// over ?since= because a reconnecting EventSource resends its original URL
+// with the header holding the newer position.
+func startSeq(r *http.Request) (uint64, error) {
+	v, name := r.Header.Get("Last-Event-ID"), "Last-Event-ID"
+	if v == "" {
+		v, name = r.URL.Query().Get("since"), "since"
+	}
+	if v == "" {
+		return 0, nil
+	}
+	if v == "-1" {
+		return 0, nil // "before the first batch", since seqs start at 0
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("kvevents: bad %s %q: want a batch sequence number", name, v)
+	}
+	if n == math.MaxUint64 {
+		return n, nil
+	}
+	return n + 1, nil
+}

@@ -1,0 +1,271 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/dynosim/dynosim-web/core/sim"
+	"github.com/dynosim/dynosim-web/internal/live/kvevents"
+	"github.com/dynosim/dynosim-web/internal/live/metrics"
+)
+
+// Options configure a live server.
+type Options struct {
+	Inputs  sim.Inputs // the deployment: any config predict takes (aggregated)
+	Speedup float64    // simulated seconds per wall second (0: 1)
+	// Model is the served model name (""/default: the config's engine.model).
+	Model string
+	// MaxWaiting bounds the requests accepted and not yet admitted by an
+	// engine; past it a request gets 429 with Retry-After (0: 1000, as
+	// llm-d-inference-sim's max-waiting-queue-length).
+	MaxWaiting int
+	// ZMQ and ZMQReplay are the KV-event PUB and replay (ROUTER)
+	// endpoints, e.g. tcp://127.0.0.1:5557 ("": none).
+	ZMQ, ZMQReplay string
+	Positional     bool // KV events as positional msgpack arrays, not named maps
+}
+
+// DefaultMaxWaiting is Options.MaxWaiting's default.
+const DefaultMaxWaiting = 1000
+
+// maxBody bounds a request body: a prompt of about a million tokens.
+const maxBody = 8 << 20
+
+// Server is a live deployment behind its HTTP routes.
+type Server struct {
+	opt     Options
+	d       *driver
+	hub     *kvevents.Hub
+	met     *metrics.Metrics
+	mux     *http.ServeMux
+	stop    context.CancelFunc
+	model   string
+	created int64
+	// Info describes the deployment, for the start-up line.
+	Info string
+}
+
+// New builds the deployment and starts its driver (and the KV-event ZMQ
+// sockets, when asked); Close stops them.
+func New(o Options) (*Server, error) {
+	if o.Speedup == 0 {
+		o.Speedup = 1
+	}
+	if o.Speedup < 0 || o.Speedup != o.Speedup || o.Speedup > 1e6 {
+		return nil, fmt.Errorf("--speedup: must be > 0 and ≤ 1e6, got %v", o.Speedup)
+	}
+	if o.MaxWaiting == 0 {
+		o.MaxWaiting = DefaultMaxWaiting
+	}
+	if o.MaxWaiting < 0 {
+		return nil, fmt.Errorf("--max-waiting: must be ≥ 1, got %d", o.MaxWaiting)
+	}
+	d := &driver{speedup: o.Speedup, cmds: make(chan command, 256), streams: map[uint64]*stream{}, done: make(chan struct{})}
+	live, err := sim.NewLive(o.Inputs, d)
+	if err != nil {
+		return nil, err
+	}
+	d.live = live
+	s := &Server{opt: o, d: d, model: o.Model, created: time.Now().Unix()}
+	if s.model == "" {
+		s.model = live.Config.Engine.Model
+	}
+	ec := live.Engine
+	s.met = metrics.New(ec.Policy.String(), s.model, metrics.Cache{BlockSize: ec.BlockSize, GPUBlocksPerRank: ec.NumBlocks, MaxModelLen: ec.MaxModelLen})
+	s.hub = kvevents.NewHub(kvevents.Options{Model: s.model, BlockSize: ec.BlockSize})
+	s.met.MustRegister(s.hub.Collectors()...)
+	d.met, d.hub = s.met, s.hub
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	if o.ZMQ != "" {
+		if err := s.hub.ListenZMQ(ctx, o.ZMQ, o.ZMQReplay); err != nil {
+			stop()
+			s.hub.Close()
+			return nil, fmt.Errorf("--kv-events-endpoint: %w", err)
+		}
+	}
+	s.Info = fmt.Sprintf("%s on %s (%s, %d workers × %d DP ranks, %d KV blocks of %d tokens per rank, speedup %v)",
+		s.model, live.Config.Engine.Hardware, ec.Policy, live.Workers(), live.Ranks, ec.NumBlocks, ec.BlockSize, o.Speedup)
+	s.routes()
+	d.t0 = time.Now()
+	go d.run(ctx)
+	return s, nil
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("POST /v1/completions", s.complete(false))
+	m.HandleFunc("POST /v1/chat/completions", s.complete(true))
+	m.HandleFunc("GET /v1/models", s.models)
+	m.HandleFunc("GET /health", s.health)
+	m.HandleFunc("GET /health/ready", s.health)
+	m.HandleFunc("POST /tokenize", s.tokenize)
+	m.Handle("GET /metrics", s.met.Handler())
+	m.Handle("GET /v1/kv_events", s.hub)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fail(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("%s %s: no such route", r.Method, r.URL.Path))
+	})
+	s.mux = m
+}
+
+// Handler serves the routes.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Close stops the driver (open streams end with an error) and the KV
+// events.
+func (s *Server) Close() error {
+	s.stop()
+	<-s.d.done
+	return s.hub.Close()
+}
+
+// Serve serves on ln until ctx is done, then shuts down gracefully: it
+// stops accepting, lets open streams finish for up to grace, and closes.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = nil // streams still open end now, with an error event
+	}
+	s.Close()
+	hs.Close()
+	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
+		err = e
+	}
+	return err
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	select {
+	case <-s.d.done:
+		fail(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "the simulation stopped: "+s.d.err.Error())
+	default:
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		ID          string `json:"id"`
+		Object      string `json:"object"`
+		Created     int64  `json:"created"`
+		OwnedBy     string `json:"owned_by"`
+		Root        string `json:"root"`
+		MaxModelLen int    `json:"max_model_len,omitempty"`
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []model{{s.model, "model", s.created, "dynosim", s.model, s.d.live.Engine.MaxModelLen}}})
+}
+
+func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
+	var q completionRequest
+	if !s.decode(w, r, &q) {
+		return
+	}
+	prompt, err := q.prompt(len(q.Messages) > 0)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"count": len(prompt), "tokens": prompt})
+}
+
+// decode reads a JSON request body into q, or answers 400.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, q *completionRequest) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	if err := json.NewDecoder(r.Body).Decode(q); err != nil {
+		code := http.StatusBadRequest
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			code = http.StatusRequestEntityTooLarge
+		}
+		fail(w, code, "BadRequestError", "request body: "+err.Error())
+		return false
+	}
+	if q.Model != "" && q.Model != s.model {
+		fail(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist (this server serves `%s`).", q.Model, s.model))
+		return false
+	}
+	return true
+}
+
+func (s *Server) complete(chat bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var q completionRequest
+		if !s.decode(w, r, &q) {
+			return
+		}
+		prompt, err := q.prompt(chat)
+		if err == nil && len(prompt) == 0 {
+			err = errors.New("prompt: is empty")
+		}
+		if err == nil && q.N != nil && *q.N != 1 {
+			err = fmt.Errorf("n: only 1 is supported, got %d", *q.N)
+		}
+		var n int
+		if err == nil {
+			n, err = q.maxTokens(chat)
+		}
+		if err != nil {
+			fail(w, http.StatusBadRequest, "BadRequestError", err.Error())
+			return
+		}
+		st := newStream(prompt, n)
+		ok, err := s.d.submit(r.Context(), st, s.opt.MaxWaiting)
+		switch {
+		case err != nil:
+			fail(w, http.StatusServiceUnavailable, "ServiceUnavailableError", err.Error())
+			return
+		case !ok:
+			w.Header().Set("Retry-After", "1")
+			fail(w, http.StatusTooManyRequests, "RateLimitError", fmt.Sprintf("%d requests are waiting for an engine (--max-waiting); retry later", s.opt.MaxWaiting))
+			return
+		}
+		out := &writer{s: s, w: w, rc: http.NewResponseController(w), st: st, chat: chat, stream: q.Stream,
+			usage: !q.Stream || q.StreamOptions != nil && q.StreamOptions.IncludeUsage}
+		out.serve(r.Context())
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// fail answers an error in OpenAI's shape.
+func fail(w http.ResponseWriter, code int, typ, msg string) {
+	var e apiError
+	e.Error.Message, e.Error.Type, e.Error.Code = msg, typ, code
+	writeJSON(w, code, e)
+}
+
+// rejection explains an engine's rejection reason to a client.
+func rejection(reason string) string {
+	switch reason {
+	case "kv_capacity":
+		return "the request can never fit the simulated KV cache (prompt plus max_tokens exceed every worker's pool)"
+	case "max_model_len":
+		return "the prompt reaches the model's max_model_len"
+	}
+	return "the engine rejected the request: " + reason
+}
+
+func itoa(id uint64) string { return strconv.FormatUint(id, 10) }
+
+// Model is the served model name.
+func (s *Server) Model() string { return s.model }
