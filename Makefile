@@ -4,7 +4,7 @@ ADDR    ?= 127.0.0.1:8080
 PORT    ?= 8787
 export PATH := $(dir $(GO)):$(PATH)
 
-.PHONY: all cli serve wasm test test-go test-wasm test-browser test-worker bench bench-browser pgo fuzz lint worker worker-dev clean
+.PHONY: all cli serve wasm test test-go test-wasm test-browser test-worker test-live bench bench-browser bench-live soak-live pgo fuzz lint worker worker-dev clean
 
 all: cli
 
@@ -13,7 +13,7 @@ bin/dynosim: $(shell find . -name '*.go' -not -path './node_modules/*') $(wildca
 
 cli: bin/dynosim
 
-test: lint test-go test-worker test-wasm test-browser
+test: lint test-go test-worker test-wasm test-live test-browser
 
 # gofmt, go vet and staticcheck (pinned), natively and for the wasm-only packages.
 STATICCHECK := bin/staticcheck
@@ -30,11 +30,20 @@ lint: $(STATICCHECK) ui/0_components_gen.go
 	$(STATICCHECK) $$($(GO) list ./... | grep -v -e '/ui$$' -e '/wasm/browser$$')
 	GOOS=js GOARCH=wasm $(STATICCHECK) ./wasm/... ./ui/... ./public/...
 
-# Every Go test, then the concurrent prepared runs again under the race
-# detector (one prepared input, sixteen goroutines).
-test-go:
-	$(GO) test -count=1 ./...
+# Every Go test, then the concurrent prepared runs and live mode again
+# under the race detector. Live mode's tests start Debian's Prometheus
+# server (installed here when missing, as Chromium is below), and must find it.
+PROMETHEUS ?= /usr/bin/prometheus
+
+$(PROMETHEUS):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; \
+	else echo "test-go needs Debian's prometheus at $(PROMETHEUS) (apt-get install prometheus)"; exit 1; fi
+
+test-go: $(PROMETHEUS)
+	PROMETHEUS=$(PROMETHEUS) DYNOSIM_REQUIRE_PROMETHEUS=1 $(GO) test -count=1 ./...
 	$(GO) test -race -count=1 -run 'Prepared' ./core/sim
+	PROMETHEUS=$(PROMETHEUS) DYNOSIM_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 ./internal/live/...
 
 # The public traces live in ../shared/traces beside the repository.
 TRACES ?= ../shared/traces
@@ -99,7 +108,7 @@ test-worker: worker
 WASM_BUILD := GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w'
 CHROMIUM   ?= /usr/bin/chromium
 
-node_modules/uplot/dist/uPlot.iife.min.js node_modules/playwright-core/package.json:
+node_modules/uplot/dist/uPlot.iife.min.js node_modules/playwright-core/package.json node_modules/openai/package.json:
 	npm ci --no-audit --no-fund
 
 wasm: node_modules/uplot/dist/uPlot.iife.min.js
@@ -133,3 +142,14 @@ test-browser: wasm worker node_modules/playwright-core/package.json $(CHROMIUM)
 
 bench-browser: wasm node_modules/playwright-core/package.json $(CHROMIUM)
 	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node ui/test/bench.mjs
+
+# --- Live mode (internal/live; docs/live.md) -----------------------------------
+# `make test-live` runs the official openai npm client against `dynosim live`
+# (streaming chat and text, latency against the offline prediction, 200
+# concurrent streams, disconnects, 429s, SIGTERM); `make soak-live` is the
+# bounded two-minute soak (memory must stay flat; not part of `make test`).
+test-live: bin/dynosim node_modules/openai/package.json
+	DYNOSIM_BIN=bin/dynosim node --test --test-concurrency=1 internal/live/test/*.test.mjs
+
+soak-live: bin/dynosim node_modules/openai/package.json
+	DYNOSIM_BIN=bin/dynosim node internal/live/test/soak.mjs --minutes 2 --clients 200

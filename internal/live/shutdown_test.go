@@ -1,0 +1,69 @@
+package live
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynosim/dynosim-web/core/sim"
+)
+
+// Shutdown is graceful: a stream open when it starts runs to its end,
+// while new connections are refused; then Serve returns.
+func TestGracefulShutdown(t *testing.T) {
+	s, err := New(Options{Inputs: sim.Inputs{Config: []byte(twoWorkers)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln, 30*time.Second) }()
+	base := "http://" + ln.Addr().String()
+	resp := post(t, context.Background(), base+"/v1/completions", `{"prompt":"a story","max_tokens":60,"stream":true}`)
+	defer resp.Body.Close()
+	stop() // SIGTERM, as the CLI maps it
+	ev := events(t, resp.Body)
+	if n := len(ev); n != 61 { // 60 tokens and the finish chunk
+		t.Fatalf("the open stream got %d chunks", n)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+	if _, err := http.Get(base + "/health"); err == nil {
+		t.Fatal("a new request was served after the shutdown")
+	}
+}
+
+// The live mode's modules (ZMQ, msgpack, client_golang) stay out of the
+// WebAssembly builds: the page and the Worker do not import this package.
+func TestWasmBuildsLeaveLiveOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	cmd := exec.Command("go", "list", "-deps", "../../wasm/browser", "../../wasm/worker", "../../ui")
+	cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, banned := range []string{"github.com/go-zeromq/", "github.com/vmihailenco/msgpack", "github.com/prometheus/", "internal/live"} {
+			if strings.Contains(dep, banned) {
+				t.Errorf("a wasm build imports %s", dep)
+			}
+		}
+	}
+}
