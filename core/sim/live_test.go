@@ -1,0 +1,107 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/workload"
+	"github.com/dynosim/dynosim-web/timing"
+)
+
+// clock is an Observer that keeps each request's first and last token.
+type clock struct {
+	first, last []timing.Time
+	tokens      []int
+	done        int
+}
+
+func (c *clock) grow(id uint64) {
+	for uint64(len(c.first)) < id {
+		c.first, c.last, c.tokens = append(c.first, 0), append(c.last, 0), append(c.tokens, 0)
+	}
+}
+func (*clock) Pass(int, *engine.Pass)             {}
+func (*clock) Routed(uint64, int, int)            {}
+func (*clock) Admitted(uint64, timing.Time, int)  {}
+func (c *clock) Done(uint64, timing.Time, string) { c.done++ }
+func (c *clock) Token(id uint64, at timing.Time, _ uint32) {
+	c.grow(id)
+	if c.tokens[id-1] == 0 {
+		c.first[id-1] = at
+	}
+	c.tokens[id-1]++
+	c.last[id-1] = at
+}
+
+// feedLive submits wl's requests to a live deployment of cfg at their
+// arrival times, as a wall-clock driver would, and runs it dry.
+func feedLive(tb testing.TB, cfg string, wl *workload.Workload, n int) *clock {
+	c := &clock{}
+	l, err := NewLive(Inputs{Config: []byte(cfg)}, c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var prompt []uint32
+	for k := range n {
+		s := &wl.Sessions[wl.ByStart[k]]
+		if _, err := l.RunUntil(s.Start); err != nil {
+			tb.Fatal(err)
+		}
+		prompt = wl.Prompt(prompt[:0], &s.Turns[0])
+		if _, err := l.Submit(prompt, s.Turns[0].Output); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, err := l.RunUntil(math.MaxInt64 / 2); err != nil {
+		tb.Fatal(err)
+	}
+	if c.done != n {
+		tb.Fatalf("%d of %d requests ended", c.done, n)
+	}
+	return c
+}
+
+// The live deployment of a config, fed a trace's requests at their
+// arrival times, emits every token when the offline prediction of the same
+// config and trace says: live mode steps the same cores (here 3,000
+// requests of the Azure conversation trace on 8 workers, roofline timing).
+func TestLiveMatchesPredict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole-deployment comparison")
+	}
+	data := sharedTrace(t, "azure/AzureLLMInferenceTrace_conv.csv")
+	const n = 3000
+	in := Inputs{Config: []byte(benchConfigRoofline + "traffic: {stop: {requests: 3000}}\n"), Trace: data, TraceName: "conv.csv", CapturePerRequest: true}
+	rep, err := Predict(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := feedLive(t, benchConfigRoofline, p.wl, n)
+	for _, r := range rep.Requests() {
+		i := r.UUID - 1
+		if c.tokens[i] != r.OutputLength || c.first[i].Ms() != *r.FirstTokenMs || c.last[i].Ms() != *r.LastTokenMs {
+			t.Fatalf("request %d: live %d tokens %v..%v ms, predicted %d tokens %v..%v ms", r.UUID,
+				c.tokens[i], c.first[i].Ms(), c.last[i].Ms(), r.OutputLength, *r.FirstTokenMs, *r.LastTokenMs)
+		}
+	}
+}
+
+// BenchmarkLiveAzureTrace drives the whole Azure conversation trace through
+// a live deployment (Submit at each arrival, RunUntil between): compare it
+// with BenchmarkAzureConvTrace, the same work replayed offline.
+func BenchmarkLiveAzureTrace(b *testing.B) {
+	data := sharedTrace(b, "azure/AzureLLMInferenceTrace_conv.csv")
+	p, err := Prepare(Inputs{Config: []byte(benchConfig), Trace: data, TraceName: "conv.csv"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		feedLive(b, benchConfig, p.wl, p.wl.Requests())
+	}
+}
