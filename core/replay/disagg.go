@@ -69,7 +69,7 @@ const (
 // placeDisagg starts request id's handoff once the prefill router placed
 // it on worker w (global), rank r.
 func (l *Loop) placeDisagg(id uint64, w, r int) error {
-	x := &l.xs[id-1]
+	x := l.x(id)
 	x.pw, x.pr, x.dw, x.dr = int32(w), int32(r), -1, -1
 	if l.xfer.Direct {
 		return l.submitPrefill(id)
@@ -81,7 +81,7 @@ func (l *Loop) placeDisagg(id uint64, w, r int) error {
 
 // fact applies f to request id's machine and performs what it asks.
 func (l *Loop) fact(id uint64, f handoff.Fact) error {
-	acts, err := l.xs[id-1].m.Apply(f)
+	acts, err := l.x(id).m.Apply(f)
 	if err != nil {
 		return fmt.Errorf("replay: request %d: handoff %v: %w", id, f, err)
 	}
@@ -89,7 +89,7 @@ func (l *Loop) fact(id uint64, f handoff.Fact) error {
 }
 
 func (l *Loop) perform(id uint64, acts handoff.Actions) error {
-	x := &l.xs[id-1]
+	x := l.x(id)
 	for i := range acts.Len() {
 		var err error
 		switch acts.At(i) {
@@ -105,6 +105,7 @@ func (l *Loop) perform(id uint64, acts handoff.Actions) error {
 			l.startTransfer(id, tokens)
 		case handoff.ActivateDestination:
 			l.rank(x.dw, x.dr).Activate(id)
+			l.decoding(id, int(x.dw))
 			l.ws[x.dw].stalled = false
 			err = l.fact(id, handoff.DestinationActivated)
 		case handoff.ReleaseSource:
@@ -138,9 +139,20 @@ func (l *Loop) perform(id uint64, acts handoff.Actions) error {
 
 func (l *Loop) rank(w, r int32) engine.Rank { return l.workers[w].Ranks[r] }
 
+// x is request id's handoff state.
+func (l *Loop) x(id uint64) *xstate { return &l.xs[id-1-l.base] }
+
+// decoding notes that request id's decode copy runs on worker w now: a
+// live abort waits for that (live.go), so the handoff is never cut short.
+func (l *Loop) decoding(id uint64, w int) {
+	if l.opt.Live {
+		l.reqs[id-1-l.base].worker = int32(w)
+	}
+}
+
 // releaseSource ends request id's hold on its prefill worker.
 func (l *Loop) releaseSource(id uint64) {
-	x := &l.xs[id-1]
+	x := l.x(id)
 	if l.rank(x.pw, x.pr).Release(id) {
 		l.ws[x.pw].stalled = false // the freed blocks may admit its waiting requests
 	}
@@ -149,7 +161,7 @@ func (l *Loop) releaseSource(id uint64) {
 // submitPrefill submits the hidden prefill copy: the request limited to
 // one output token.
 func (l *Loop) submitPrefill(id uint64) error {
-	x := &l.xs[id-1]
+	x := l.x(id)
 	t := l.turn(id)
 	var planned []uint32
 	if t.Planned != nil {
@@ -175,7 +187,7 @@ func (l *Loop) placed(w int) {
 
 // decodeWorker asks the decode router for request id's decode worker.
 func (l *Loop) decodeWorker(id uint64) (int, int, error) {
-	ri := l.reqs[id-1]
+	ri := l.reqs[id-1-l.base]
 	t := l.turn(id)
 	l.prompt = l.wl.Prompt(l.prompt[:0], t)
 	pool := &l.pools[decodePool]
@@ -186,7 +198,10 @@ func (l *Loop) decodeWorker(id uint64) (int, int, error) {
 	}
 	w := pool.members[pl.Worker]
 	l.col.Decode(id, w, pl.Rank, l.now)
-	x := &l.xs[id-1]
+	if l.obs != nil {
+		l.obs.Routed(id, w, pl.Rank)
+	}
+	x := l.x(id)
 	x.dw, x.dr = int32(w), int32(pl.Rank)
 	return w, pl.Rank, nil
 }
@@ -204,7 +219,7 @@ func (l *Loop) reserve(id uint64) error {
 	}
 	if why != engine.NotRejected {
 		// It can never fit the destination: the handoff fails.
-		l.xs[id-1].reason = why
+		l.x(id).reason = why
 		return l.fact(id, handoff.Failed)
 	}
 	l.placed(w)
@@ -214,7 +229,7 @@ func (l *Loop) reserve(id uint64) error {
 // reserved handles the reservations a decode worker's pass granted.
 func (l *Loop) reserved(rs []engine.Reservation) error {
 	for _, r := range rs {
-		x := &l.xs[r.ID-1]
+		x := l.x(r.ID)
 		x.missing = int32(r.Missing)
 		l.col.DecodeReuse(r.ID, r.Resident)
 		if err := l.fact(r.ID, handoff.DestinationReserved); err != nil {
@@ -245,6 +260,7 @@ func (l *Loop) transferDone(id uint64) error {
 		return fmt.Errorf("replay: decode worker %d: %w", w, err)
 	}
 	l.placed(w)
+	l.decoding(id, w)
 	return nil
 }
 
@@ -262,7 +278,7 @@ func (l *Loop) prefillSignal(st *wstate, s engine.Signal) error {
 	}
 	st.held--
 	pool.Router.Finished(s.ID, l.now)
-	x := &l.xs[s.ID-1]
+	x := l.x(s.ID)
 	x.finished = true
 	if !s.Rejected {
 		l.col.PrefillDone(s.ID, l.now)

@@ -15,9 +15,8 @@ import (
 // has reached, and hears what becomes visible through Options.Observer.
 // The loop never ends on its own; the workload is empty, and what the loop
 // keeps per request is dropped once it and every older request ended, so
-// memory follows the requests in flight. Aggregated pools only: a
-// disaggregated handoff or a planner keeps per-request state past a
-// request's end.
+// memory follows the requests in flight. A fixed deployment only: the
+// planner keeps per-request state past a request's end.
 
 // Observer hears, in live mode, what the loop makes visible, in the
 // loop's order: a pass's end (its KV events and load) before its tokens
@@ -53,6 +52,9 @@ func (l *Loop) Submit(prompt []uint32, maxOutput int) (uint64, error) {
 	id := uint64(l.released)
 	l.lturns = append(l.lturns, workload.Turn{Input: len(prompt), Output: maxOutput, Blocks: slices.Clone(prompt)})
 	l.reqs = append(l.reqs, reqInfo{session: -1, arrival: l.now, worker: -1})
+	if l.xfer != nil {
+		l.xs = append(l.xs, xstate{})
+	}
 	l.col.Arrive(id, l.now, len(prompt), maxOutput)
 	if l.opt.Frontend > 0 {
 		l.q.push(event{at: l.now + l.opt.Frontend, kind: Dispatch, req: id})
@@ -77,6 +79,12 @@ func (l *Loop) Abort(id uint64) bool {
 		return true
 	}
 	if ri.worker < 0 {
+		if l.xfer != nil {
+			// Disaggregated: the prefill and the handoff run their
+			// course; the decode copy ends after its decode worker's
+			// next pass (or at dispatch, if it is still in the frontend).
+			l.aborts = append(l.aborts, id)
+		}
 		return true // still in the frontend: it ends at dispatch
 	}
 	st := &l.ws[ri.worker]
@@ -140,6 +148,10 @@ func (l *Loop) forget() {
 	}
 	clear(l.lturns[:k]) // their prompts
 	l.reqs, l.lturns = l.reqs[k:], l.lturns[k:]
+	if l.xfer != nil {
+		clear(l.xs[:k])
+		l.xs = l.xs[k:]
+	}
 	l.col.Forget(k)
 	l.base += uint64(k)
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -164,10 +165,79 @@ func TestLiveForgets(t *testing.T) {
 	}
 }
 
-func TestLiveRefusesDisaggregation(t *testing.T) {
+// Disaggregated serving is live too: every handoff path (bootstrap,
+// vLLM and SGLang orders; direct) emits each token when the replay does,
+// and an abort waits for the decode copy, then frees it there.
+func TestLiveDisaggregated(t *testing.T) {
+	for _, c := range []pd{
+		{policy: engine.VLLM, prefill: 1, decode: 2, pBlocks: 64, dBlocks: 64, delay: true},
+		{policy: engine.SGLang, prefill: 2, decode: 1, pBlocks: 64, dBlocks: 128, delay: true},
+		{policy: engine.VLLM, prefill: 1, decode: 1, pBlocks: 64, dBlocks: 64, direct: true, fullPrompt: true, delay: true},
+	} {
+		t.Run(fmt.Sprintf("%v/direct=%v", c.policy, c.direct), func(t *testing.T) {
+			rep := c.run(t, liveTrace)
+			pools, x := c.build(t)
+			tp := newTape()
+			l, err := New(nil, pools, Options{Live: true, Observer: tp, Transfer: x})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wl := trace(t, liveTrace, 4)
+			for _, s := range wl.Sessions {
+				if _, err := l.RunUntil(s.Start); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := l.Submit(wl.Prompt(nil, &s.Turns[0]), s.Turns[0].Output); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := l.RunUntil(timing.FromMs(1e6)); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Requests() {
+				id := r.UUID
+				if tp.done[id] != "" || tp.tokens[id] != r.OutputLength || tp.first[id].Ms() != *r.FirstTokenMs || tp.last[id].Ms() != *r.LastTokenMs {
+					t.Errorf("request %d: live %d tokens %v..%v (%q), replay %d tokens %v..%v", id, tp.tokens[id], tp.first[id].Ms(), tp.last[id].Ms(), tp.done[id], r.OutputLength, *r.FirstTokenMs, *r.LastTokenMs)
+				}
+				if tp.routed[id] != *r.Worker {
+					t.Errorf("request %d: live on decode worker %d, replay %d", id, tp.routed[id], *r.Worker)
+				}
+			}
+			// A long request aborted while it prefills ends on its decode
+			// worker, which is then empty.
+			prompt := make([]uint32, 120)
+			for i := range prompt {
+				prompt[i] = uint32(900 + i)
+			}
+			now := l.Now()
+			id, _ := l.Submit(prompt, 5000)
+			if _, err := l.RunUntil(now + timing.FromMs(0.5)); err != nil {
+				t.Fatal(err)
+			}
+			if !l.Abort(id) {
+				t.Fatal("Abort: not live")
+			}
+			if _, err := l.RunUntil(now + timing.FromMs(100_000)); err != nil {
+				t.Fatal(err)
+			}
+			if tp.done[id] != Aborted || tp.tokens[id] > 2 || len(l.reqs) != 0 || len(l.xs) != 0 {
+				t.Fatalf("after the abort: %q with %d tokens, %d requests kept", tp.done[id], tp.tokens[id], len(l.reqs))
+			}
+			for _, p := range pools {
+				for i, w := range p.Workers {
+					if m := w.Metrics(); m.Holds != 0 || m.Reserved != 0 || m.Running != 0 || m.Waiting != 0 || c.policy != engine.SGLang && m.ActiveBlocks != 0 {
+						t.Fatalf("%s worker %d ends with %+v", p.Name, i, m)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestLiveRefusesPlanner(t *testing.T) {
 	cfg := engine.Config{BlockSize: 16, NumBlocks: 64, Model: timing.Polynomial{}}
-	if _, err := New(nil, append(agg(workers(t, 1, cfg)), agg(workers(t, 1, cfg))...), Options{Live: true, Transfer: &Transfer{}}); err == nil {
-		t.Fatal("a disaggregated live loop was built")
+	if _, err := New(nil, agg(workers(t, 1, cfg)), Options{Live: true, Scaling: &Scaling{}}); err == nil {
+		t.Fatal("a live loop with a planner was built")
 	}
 	if _, err := New(nil, agg(workers(t, 1, cfg)), Options{Live: true}); err != nil {
 		t.Fatal(err)

@@ -200,8 +200,8 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 		return nil, fmt.Errorf("replay: a disaggregated replay needs a prefill and a decode pool")
 	}
 	if opt.Live {
-		if l.xfer != nil || opt.Scaling != nil || len(pools) != 1 {
-			return nil, fmt.Errorf("replay: live mode serves one aggregated pool without a planner")
+		if opt.Scaling != nil {
+			return nil, fmt.Errorf("replay: live mode serves a fixed deployment (no planner)")
 		}
 	}
 	l.total = wl.Requests()

@@ -41,7 +41,9 @@ func (l *Loop) place(id uint64) (bool, error) {
 	}
 	w := pool.members[pl.Worker]
 	l.col.Route(id, w, pl.Rank, l.now, pl.Overlap)
-	ri.worker = int32(w)
+	if l.xfer == nil {
+		ri.worker = int32(w) // disaggregated: its decode worker (decoding)
+	}
 	if l.obs != nil {
 		l.obs.Routed(id, w, pl.Rank)
 	}

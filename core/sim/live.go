@@ -14,16 +14,16 @@ import (
 type Live struct {
 	*replay.Loop
 	Config     config.Config
-	Engine     engine.Config // what every worker's ranks are built from
-	Ranks      int           // DP ranks per worker
+	Engine     engine.Config // what the first pool's workers are built from
+	Ranks      int           // DP ranks per worker of the first pool
 	Deployment report.Deployment
 }
 
 // NewLive builds the deployment of in's config for live mode: the same
 // pools, engines, routers and frontend latency a prediction of that config
-// replays. Its traffic section is ignored (clients are the traffic), and
-// every worker publishes KV events. Aggregated deployments without a
-// planner only (replay.Options.Live).
+// replays, aggregated or disaggregated. Its traffic section is ignored
+// (clients are the traffic), and every worker publishes KV events. A fixed
+// deployment only: the planner is refused (replay.Options.Live).
 func NewLive(in Inputs, obs replay.Observer) (*Live, error) {
 	p := &Prepared{in: in, name: in.ConfigName, live: true}
 	if p.name == "" {
@@ -33,10 +33,7 @@ func NewLive(in Inputs, obs replay.Observer) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case cfg.Engine.Mode == "disaggregated":
-		return nil, fmt.Errorf("%s: engine.mode: live mode serves aggregated deployments (disaggregated is offline only for now)", p.name)
-	case cfg.Planner.Policy == "enabled":
+	if cfg.Planner.Policy == "enabled" {
 		return nil, fmt.Errorf("%s: planner.policy: live mode serves a fixed deployment (the planner is offline only for now)", p.name)
 	}
 	c, err := p.cluster(&cfg, nil)
@@ -49,7 +46,8 @@ func NewLive(in Inputs, obs replay.Observer) (*Live, error) {
 		Observer:        obs,
 		Frontend:        c.frontend,
 		Tiers:           len(c.tiers) > 0,
-		AsyncScheduling: r.Scheduler.AsyncScheduling,
+		Transfer:        c.xfer,
+		AsyncScheduling: cfg.Engine.Mode != "disaggregated" && r.Scheduler.AsyncScheduling,
 	})
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"math"
 	"testing"
 
 	"github.com/dynosim/dynosim-web/core/engine"
@@ -53,7 +52,7 @@ func feedLive(tb testing.TB, cfg string, wl *workload.Workload, n int) *clock {
 			tb.Fatal(err)
 		}
 	}
-	if _, err := l.RunUntil(math.MaxInt64 / 2); err != nil {
+	if _, err := l.RunUntil(timing.FromMs(1e9)); err != nil {
 		tb.Fatal(err)
 	}
 	if c.done != n {
@@ -72,22 +71,29 @@ func TestLiveMatchesPredict(t *testing.T) {
 	}
 	data := sharedTrace(t, "azure/AzureLLMInferenceTrace_conv.csv")
 	const n = 3000
-	in := Inputs{Config: []byte(benchConfigRoofline + "traffic: {stop: {requests: 3000}}\n"), Trace: data, TraceName: "conv.csv", CapturePerRequest: true}
-	rep, err := Predict(in, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Prepare(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := feedLive(t, benchConfigRoofline, p.wl, n)
-	for _, r := range rep.Requests() {
-		i := r.UUID - 1
-		if c.tokens[i] != r.OutputLength || c.first[i].Ms() != *r.FirstTokenMs || c.last[i].Ms() != *r.LastTokenMs {
-			t.Fatalf("request %d: live %d tokens %v..%v ms, predicted %d tokens %v..%v ms", r.UUID,
-				c.tokens[i], c.first[i].Ms(), c.last[i].Ms(), r.OutputLength, *r.FirstTokenMs, *r.LastTokenMs)
-		}
+	for _, tc := range []struct{ name, cfg string }{
+		{"aggregated", benchConfigRoofline},
+		{"disaggregated", disaggConfig},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Inputs{Config: []byte(tc.cfg + "traffic: {stop: {requests: 3000}}\n"), Trace: data, TraceName: "conv.csv", CapturePerRequest: true}
+			rep, err := Predict(in, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Prepare(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := feedLive(t, tc.cfg, p.wl, n)
+			for _, r := range rep.Requests() {
+				i := r.UUID - 1
+				if c.tokens[i] != r.OutputLength || c.first[i].Ms() != *r.FirstTokenMs || c.last[i].Ms() != *r.LastTokenMs {
+					t.Fatalf("request %d: live %d tokens %v..%v ms, predicted %d tokens %v..%v ms", r.UUID,
+						c.tokens[i], c.first[i].Ms(), c.last[i].Ms(), r.OutputLength, *r.FirstTokenMs, *r.LastTokenMs)
+				}
+			}
+		})
 	}
 }
 

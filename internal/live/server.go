@@ -17,7 +17,7 @@ import (
 
 // Options configure a live server.
 type Options struct {
-	Inputs  sim.Inputs // the deployment: any config predict takes (aggregated)
+	Inputs  sim.Inputs // the deployment: any config predict takes, without a planner
 	Speedup float64    // simulated seconds per wall second (0: 1)
 	// Model is the served model name (""/default: the config's engine.model).
 	Model string
@@ -90,8 +90,11 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("--kv-events-endpoint: %w", err)
 		}
 	}
-	s.Info = fmt.Sprintf("%s on %s (%s, %d workers × %d DP ranks, %d KV blocks of %d tokens per rank, speedup %v)",
-		s.model, live.Config.Engine.Hardware, ec.Policy, live.Workers(), live.Ranks, ec.NumBlocks, ec.BlockSize, o.Speedup)
+	pools := fmt.Sprintf("%d workers × %d DP ranks, %d KV blocks of %d tokens per rank", live.Workers(), live.Ranks, ec.NumBlocks, ec.BlockSize)
+	if d := live.Deployment; len(d.Pools) == 2 {
+		pools = fmt.Sprintf("disaggregated: %d prefill + %d decode workers", d.Pools[0].Replicas, d.Pools[1].Replicas)
+	}
+	s.Info = fmt.Sprintf("%s on %s (%s, %s, speedup %v)", s.model, live.Config.Engine.Hardware, ec.Policy, pools, o.Speedup)
 	s.routes()
 	d.t0 = time.Now()
 	go d.run(ctx)

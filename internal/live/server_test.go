@@ -128,6 +128,20 @@ func TestCompletions(t *testing.T) {
 	}
 }
 
+// A disaggregated deployment serves too: the prefill pool computes the
+// prompt, the decode pool streams every token.
+func TestDisaggregated(t *testing.T) {
+	s, hs := start(t, "engine: {mode: disaggregated, kv_transfer: {bandwidth_gb_per_second: 50}}\n", Options{})
+	if !strings.Contains(s.Info, "disaggregated") {
+		t.Errorf("info %q", s.Info)
+	}
+	resp := post(t, context.Background(), hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stream":true}`)
+	defer resp.Body.Close()
+	if ev := events(t, resp.Body); len(ev) != 7 {
+		t.Fatalf("%d chunks", len(ev))
+	}
+}
+
 func TestStreamChunks(t *testing.T) {
 	_, hs := start(t, twoWorkers, Options{})
 	resp := post(t, context.Background(), hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stream":true}`)
@@ -186,8 +200,8 @@ func TestBadRequests(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d with %q", tc.path, tc.body, resp.StatusCode, b, tc.code, tc.msg)
 		}
 	}
-	if _, err := New(Options{Inputs: sim.Inputs{Config: []byte("engine: {mode: disaggregated}")}}); err == nil || !strings.Contains(err.Error(), "engine.mode") {
-		t.Errorf("disaggregated: %v", err)
+	if _, err := New(Options{Inputs: sim.Inputs{Config: []byte("planner: {policy: enabled}")}}); err == nil || !strings.Contains(err.Error(), "planner.policy") {
+		t.Errorf("planner: %v", err)
 	}
 	if _, err := New(Options{Speedup: -1, Inputs: sim.Inputs{Config: []byte(twoWorkers)}}); err == nil {
 		t.Error("a negative speedup was taken")
