@@ -15,8 +15,9 @@ import (
 // has reached, and hears what becomes visible through Options.Observer.
 // The loop never ends on its own; the workload is empty, and what the loop
 // keeps per request is dropped once it and every older request ended, so
-// memory follows the requests in flight. A fixed deployment only: the
-// planner keeps per-request state past a request's end.
+// memory follows the requests in flight. Disaggregated pools and the
+// planner work as offline; a live planner ticks for as long as the server
+// runs.
 
 // Observer hears, in live mode, what the loop makes visible, in the
 // loop's order: a pass's end (its KV events and load) before its tokens

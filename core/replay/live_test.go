@@ -233,13 +233,3 @@ func TestLiveDisaggregated(t *testing.T) {
 		})
 	}
 }
-
-func TestLiveRefusesPlanner(t *testing.T) {
-	cfg := engine.Config{BlockSize: 16, NumBlocks: 64, Model: timing.Polynomial{}}
-	if _, err := New(nil, agg(workers(t, 1, cfg)), Options{Live: true, Scaling: &Scaling{}}); err == nil {
-		t.Fatal("a live loop with a planner was built")
-	}
-	if _, err := New(nil, agg(workers(t, 1, cfg)), Options{Live: true}); err != nil {
-		t.Fatal(err)
-	}
-}

@@ -199,11 +199,6 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	if l.xfer != nil && (len(pools) != 2 || len(pools[decodePool].Workers) == 0) {
 		return nil, fmt.Errorf("replay: a disaggregated replay needs a prefill and a decode pool")
 	}
-	if opt.Live {
-		if opt.Scaling != nil {
-			return nil, fmt.Errorf("replay: live mode serves a fixed deployment (no planner)")
-		}
-	}
 	l.total = wl.Requests()
 	if opt.MaxRequests > 0 {
 		l.total = min(l.total, opt.MaxRequests)

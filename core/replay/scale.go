@@ -81,7 +81,7 @@ func (l *Loop) tickDue() bool {
 func (l *Loop) tick() error {
 	l.q.pop()
 	sc := l.sc
-	snap := planner.Snapshot{Tick: sc.ticks, NowMs: l.now.Ms(), Work: l.col.Done() < l.total}
+	snap := planner.Snapshot{Tick: sc.ticks, NowMs: l.now.Ms(), Work: l.opt.Live || l.col.Done() < l.total}
 	for k := range l.pools {
 		snap.Pools = append(snap.Pools, l.poolSnapshot(k))
 		sc.passes[k] = sc.passes[k][:0]
@@ -332,7 +332,7 @@ func (l *Loop) startScaling(s *Scaling) error {
 	for k := range l.pools {
 		l.sc.report.Change(0, l.pools[k].Name, l.counts(k))
 	}
-	if first := timing.FromMs(s.FirstMs); first > 0 && l.total > 0 {
+	if first := timing.FromMs(s.FirstMs); first > 0 && (l.total > 0 || l.opt.Live) {
 		l.q.push(event{at: first, kind: PlannerTick})
 	}
 	return nil
@@ -343,7 +343,7 @@ func (l *Loop) startScaling(s *Scaling) error {
 // past the work, and the GPU-hours with it).
 func (s *scaleState) finished(l *Loop, id uint64, why string) {
 	if why == "" {
-		t, ri := l.turn(id), l.reqs[id-1]
+		t, ri := l.turn(id), l.reqs[id-1-l.base]
 		w := &s.traffic
 		w.requests++
 		w.isl += float64(t.Input)
@@ -357,7 +357,7 @@ func (s *scaleState) finished(l *Loop, id uint64, why string) {
 			}
 		}
 	}
-	if l.col.Done() == l.total {
+	if !l.opt.Live && l.col.Done() == l.total { // a live server's work never ends
 		l.q.drop(PlannerTick)
 		l.q.drop(WorkerReady)
 	}

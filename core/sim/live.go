@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/engine"
@@ -21,9 +20,9 @@ type Live struct {
 
 // NewLive builds the deployment of in's config for live mode: the same
 // pools, engines, routers and frontend latency a prediction of that config
-// replays, aggregated or disaggregated. Its traffic section is ignored
-// (clients are the traffic), and every worker publishes KV events. A fixed
-// deployment only: the planner is refused (replay.Options.Live).
+// replays, aggregated or disaggregated, with its planner. Its traffic
+// section is ignored (clients are the traffic), and every worker publishes
+// KV events.
 func NewLive(in Inputs, obs replay.Observer) (*Live, error) {
 	p := &Prepared{in: in, name: in.ConfigName, live: true}
 	if p.name == "" {
@@ -32,9 +31,6 @@ func NewLive(in Inputs, obs replay.Observer) (*Live, error) {
 	cfg, err := p.parse(nil)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Planner.Policy == "enabled" {
-		return nil, fmt.Errorf("%s: planner.policy: live mode serves a fixed deployment (the planner is offline only for now)", p.name)
 	}
 	c, err := p.cluster(&cfg, nil)
 	if err != nil {
@@ -47,6 +43,7 @@ func NewLive(in Inputs, obs replay.Observer) (*Live, error) {
 		Frontend:        c.frontend,
 		Tiers:           len(c.tiers) > 0,
 		Transfer:        c.xfer,
+		Scaling:         c.scaling,
 		AsyncScheduling: cfg.Engine.Mode != "disaggregated" && r.Scheduler.AsyncScheduling,
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ type clock struct {
 	first, last []timing.Time
 	tokens      []int
 	done        int
+	workers     int // workers that ran a pass
 }
 
 func (c *clock) grow(id uint64) {
@@ -20,7 +21,7 @@ func (c *clock) grow(id uint64) {
 		c.first, c.last, c.tokens = append(c.first, 0), append(c.last, 0), append(c.tokens, 0)
 	}
 }
-func (*clock) Pass(int, *engine.Pass)             {}
+func (c *clock) Pass(w int, _ *engine.Pass)       { c.workers = max(c.workers, w+1) }
 func (*clock) Routed(uint64, int, int)            {}
 func (*clock) Admitted(uint64, timing.Time, int)  {}
 func (c *clock) Done(uint64, timing.Time, string) { c.done++ }
@@ -94,6 +95,35 @@ func TestLiveMatchesPredict(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The planner scales a live deployment as it scales the prediction: a
+// load step (12 → 36 → 12 requests/s) fed live gets the same tokens at the
+// same times, workers added and removed as predicted.
+func TestLivePlanner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole-deployment comparison")
+	}
+	in := Inputs{Config: []byte(stepConfig), Trace: stepTrace(12, 120), TraceName: "step.jsonl", CapturePerRequest: true}
+	rep, err := Predict(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := feedLive(t, stepConfig, p.wl, p.wl.Requests())
+	for _, r := range rep.Requests() {
+		i := r.UUID - 1
+		if c.tokens[i] != r.OutputLength || c.first[i].Ms() != *r.FirstTokenMs || c.last[i].Ms() != *r.LastTokenMs {
+			t.Fatalf("request %d: live %d tokens %v..%v ms, predicted %d tokens %v..%v ms", r.UUID,
+				c.tokens[i], c.first[i].Ms(), c.last[i].Ms(), r.OutputLength, *r.FirstTokenMs, *r.LastTokenMs)
+		}
+	}
+	if peak := workersAt(rep.Planner, 200_000); peak < 2 || c.workers < peak {
+		t.Fatalf("the live deployment reached %d workers, the prediction %d", c.workers, peak)
 	}
 }
 

@@ -200,8 +200,8 @@ func TestBadRequests(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d with %q", tc.path, tc.body, resp.StatusCode, b, tc.code, tc.msg)
 		}
 	}
-	if _, err := New(Options{Inputs: sim.Inputs{Config: []byte("planner: {policy: enabled}")}}); err == nil || !strings.Contains(err.Error(), "planner.policy") {
-		t.Errorf("planner: %v", err)
+	if _, err := New(Options{Inputs: sim.Inputs{Config: []byte("engine: {bogus: 1}"), ConfigName: "d.yaml"}}); err == nil || !strings.Contains(err.Error(), "d.yaml:1: engine.bogus") {
+		t.Errorf("an unknown key: %v", err)
 	}
 	if _, err := New(Options{Speedup: -1, Inputs: sim.Inputs{Config: []byte(twoWorkers)}}); err == nil {
 		t.Error("a negative speedup was taken")
