@@ -1,7 +1,6 @@
 package sim
 
 import (
-
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/replay"
