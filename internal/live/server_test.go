@@ -309,3 +309,25 @@ func grep(text string, words ...string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Each backend serves with its own engine core and metric family.
+func TestBackends(t *testing.T) {
+	for _, tc := range []struct{ backend, want, absent string }{
+		{"vllm", "vllm:time_to_first_token_seconds_bucket", "sglang:"},
+		{"trtllm", "vllm:num_requests_running", "sglang:"},
+		{"sglang", "sglang:time_to_first_token_seconds_bucket", "vllm:"},
+	} {
+		t.Run(tc.backend, func(t *testing.T) {
+			_, hs := start(t, twoWorkers, Options{Inputs: sim.Inputs{Sets: []string{"engine.backend=" + tc.backend}}})
+			resp := post(t, context.Background(), hs.URL+"/v1/completions", `{"prompt":"hello there","max_tokens":3,"stream":true}`)
+			if ev := events(t, resp.Body); len(ev) != 4 {
+				t.Fatalf("%d chunks", len(ev))
+			}
+			resp.Body.Close()
+			m := scrape(t, hs.URL)
+			if !strings.Contains(m, tc.want) || strings.Contains(m, "\n"+tc.absent) {
+				t.Fatalf("/metrics of %s:\n%s", tc.backend, grep(m, "vllm:", "sglang:"))
+			}
+		})
+	}
+}
