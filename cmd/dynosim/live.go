@@ -23,7 +23,7 @@ func runLive(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("live", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		cfgPath    = fs.String("c", "", "config `FILE` (YAML, any aggregated config predict takes); default: the embedded default")
+		cfgPath    = fs.String("c", "", "config `FILE` (YAML, any config predict takes); default: the embedded default")
 		addr       = fs.String("addr", "127.0.0.1:8000", "listen `ADDRESS` (host:port; port 0 picks a free one)")
 		speedup    = fs.Float64("speedup", 1, "simulated seconds per wall second (10: ten times faster than the deployment)")
 		model      = fs.String("served-model-name", "", "model `NAME` clients ask for (default: the config's engine.model)")
