@@ -34,16 +34,8 @@ func runLive(args []string, stderr io.Writer) error {
 		grace      = fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long open streams may run before they are cut")
 		sets       multiFlag
 	)
-	fs.Var(&sets, "set", "override `PATH=VALUE` (repeatable, left to right)")
-	fs.StringVar(cfgPath, "config", "", "same as -c")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("live: unexpected argument %q", fs.Arg(0))}
+	if err := parseConfigFlags(fs, args, cfgPath, &sets); err != nil {
+		return err
 	}
 	if *replay != "" && *zmq == "" {
 		return usageError{errors.New("--kv-events-replay-endpoint needs --kv-events-endpoint")}

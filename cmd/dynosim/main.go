@@ -148,6 +148,24 @@ func loadConfig(in *sim.Inputs, path string) error {
 	return nil
 }
 
+// parseConfigFlags adds -c's alias --config and --set to fs, parses args
+// and refuses arguments left over: the flags of every command that takes
+// a config.
+func parseConfigFlags(fs *flag.FlagSet, args []string, cfgPath *string, sets *multiFlag) error {
+	fs.Var(sets, "set", "override `PATH=VALUE` (repeatable, left to right)")
+	fs.StringVar(cfgPath, "config", "", "same as -c")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+	}
+	return nil
+}
+
 type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
@@ -167,16 +185,8 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		timeline  = fs.Uint64("timeline", 0, "record request `UUID`'s life, pass by pass, in the report (request_timeline)")
 		sets      multiFlag
 	)
-	fs.Var(&sets, "set", "override `PATH=VALUE` (repeatable, left to right)")
-	fs.StringVar(cfgPath, "config", "", "same as -c")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("predict: unexpected argument %q", fs.Arg(0))}
+	if err := parseConfigFlags(fs, args, cfgPath, &sets); err != nil {
+		return err
 	}
 	if *format != "table" && *format != "json" {
 		return usageError{fmt.Errorf("--format: must be table or json, got %q", *format)}

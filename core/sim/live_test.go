@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/report"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -77,23 +78,7 @@ func TestLiveMatchesPredict(t *testing.T) {
 		{"disaggregated", disaggConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := Inputs{Config: []byte(tc.cfg + "traffic: {stop: {requests: 3000}}\n"), Trace: data, TraceName: "conv.csv", CapturePerRequest: true}
-			rep, err := Predict(in, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := Prepare(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := feedLive(t, tc.cfg, p.wl, n)
-			for _, r := range rep.Requests() {
-				i := r.UUID - 1
-				if c.tokens[i] != r.OutputLength || c.first[i].Ms() != *r.FirstTokenMs || c.last[i].Ms() != *r.LastTokenMs {
-					t.Fatalf("request %d: live %d tokens %v..%v ms, predicted %d tokens %v..%v ms", r.UUID,
-						c.tokens[i], c.first[i].Ms(), c.last[i].Ms(), r.OutputLength, *r.FirstTokenMs, *r.LastTokenMs)
-				}
-			}
+			livePredicts(t, Inputs{Config: []byte(tc.cfg + "traffic: {stop: {requests: 3000}}\n"), Trace: data, TraceName: "conv.csv"}, tc.cfg, n)
 		})
 	}
 }
@@ -105,7 +90,17 @@ func TestLivePlanner(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a whole-deployment comparison")
 	}
-	in := Inputs{Config: []byte(stepConfig), Trace: stepTrace(12, 120), TraceName: "step.jsonl", CapturePerRequest: true}
+	rep, c := livePredicts(t, Inputs{Config: []byte(stepConfig), Trace: stepTrace(12, 120), TraceName: "step.jsonl"}, stepConfig, 0)
+	if peak := workersAt(rep.Planner, 200_000); peak < 2 || c.workers < peak {
+		t.Fatalf("the live deployment reached %d workers, the prediction %d", c.workers, peak)
+	}
+}
+
+// livePredicts predicts in, feeds its first n requests (0: all) to a live
+// deployment of cfg, and fails unless every token comes when predicted.
+func livePredicts(t *testing.T, in Inputs, cfg string, n int) (*report.Report, *clock) {
+	t.Helper()
+	in.CapturePerRequest = true
 	rep, err := Predict(in, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +109,10 @@ func TestLivePlanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := feedLive(t, stepConfig, p.wl, p.wl.Requests())
+	if n == 0 {
+		n = p.wl.Requests()
+	}
+	c := feedLive(t, cfg, p.wl, n)
 	for _, r := range rep.Requests() {
 		i := r.UUID - 1
 		if c.tokens[i] != r.OutputLength || c.first[i].Ms() != *r.FirstTokenMs || c.last[i].Ms() != *r.LastTokenMs {
@@ -122,9 +120,7 @@ func TestLivePlanner(t *testing.T) {
 				c.tokens[i], c.first[i].Ms(), c.last[i].Ms(), r.OutputLength, *r.FirstTokenMs, *r.LastTokenMs)
 		}
 	}
-	if peak := workersAt(rep.Planner, 200_000); peak < 2 || c.workers < peak {
-		t.Fatalf("the live deployment reached %d workers, the prediction %d", c.workers, peak)
-	}
+	return rep, c
 }
 
 // BenchmarkLiveAzureTrace drives the whole Azure conversation trace through
