@@ -134,8 +134,10 @@ $(CHROMIUM):
 # The core's tests under wasm. -short skips only the whole-trace engine runs
 # (covered natively by test-go): overloaded SGLang page-1 runs keep a backlog
 # of thousands of waiting prompts that can pass wasm32's 4 GiB address space.
+# Live mode (internal/live, and the Prometheus harness) is native only.
 test-wasm:
-	GOOS=js GOARCH=wasm $(GO) test -short -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" ./core/... ./kv/... ./timing/... ./internal/...
+	GOOS=js GOARCH=wasm $(GO) test -short -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" ./core/... ./kv/... ./timing/... \
+		$$($(GO) list ./internal/... | grep -v -e /internal/live -e /internal/promtest)
 
 test-browser: wasm worker node_modules/playwright-core/package.json $(CHROMIUM)
 	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 ui/test/*.test.mjs

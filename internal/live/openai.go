@@ -1,9 +1,11 @@
 package live
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // The OpenAI request fields live mode reads; the rest (temperature, top_p,
@@ -50,31 +52,61 @@ func (q *completionRequest) prompt(chat bool) ([]uint32, error) {
 		}
 		return ChatPrompt(nil, msgs), nil
 	}
+	// One decode, picked by the JSON's shape: trying each form in turn
+	// scanned a long token-id prompt three times, in the client's TTFT.
+	raw := bytes.TrimLeft(q.Prompt, " \t\r\n")
+	if len(raw) > 0 && raw[0] == '[' {
+		inner := bytes.TrimLeft(raw[1:], " \t\r\n")
+		switch {
+		case len(inner) > 0 && inner[0] == '"':
+			var texts []string
+			if json.Unmarshal(raw, &texts) != nil || len(texts) != 1 {
+				return nil, fmt.Errorf("prompt: one prompt per request, as a string or an array of token ids")
+			}
+			return Tokenize(nil, texts[0]), nil
+		case len(inner) > 0 && inner[0] == '[':
+			var batch []json.RawMessage
+			if json.Unmarshal(raw, &batch) != nil || len(batch) != 1 {
+				return nil, fmt.Errorf("prompt: one prompt per request, as a string or an array of token ids")
+			}
+			raw = batch[0]
+		}
+		return tokenIDs(raw)
+	}
 	var text string
-	if json.Unmarshal(q.Prompt, &text) == nil {
-		return Tokenize(nil, text), nil
+	if json.Unmarshal(raw, &text) != nil {
+		return nil, fmt.Errorf("prompt: must be a string or an array of token ids")
 	}
-	var texts []string
-	if json.Unmarshal(q.Prompt, &texts) == nil {
-		if len(texts) != 1 {
-			return nil, fmt.Errorf("prompt: one prompt per request, got %d", len(texts))
+	return Tokenize(nil, text), nil
+}
+
+// tokenIDs parses a JSON array of token ids, in one pass without
+// reflection (a prompt may hold a hundred thousand of them).
+func tokenIDs(raw []byte) ([]uint32, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return nil, fmt.Errorf("prompt: must be a string or an array of token ids")
+	}
+	body := bytes.TrimSpace(raw[1 : len(raw)-1])
+	out := make([]uint32, 0, len(body)/6+1)
+	for i := 0; len(body) > 0; i++ {
+		item := body
+		if k := bytes.IndexByte(body, ','); k >= 0 {
+			item, body = body[:k], body[k+1:]
+			if len(bytes.TrimSpace(body)) == 0 {
+				return nil, fmt.Errorf("prompt[%d]: missing after a comma", i+1)
+			}
+		} else {
+			body = nil
 		}
-		return Tokenize(nil, texts[0]), nil
-	}
-	var ids []int64
-	if json.Unmarshal(q.Prompt, &ids) != nil {
-		var batch [][]int64
-		if json.Unmarshal(q.Prompt, &batch) != nil || len(batch) != 1 {
-			return nil, fmt.Errorf("prompt: must be a string or an array of token ids")
+		id, err := strconv.ParseInt(string(bytes.TrimSpace(item)), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("prompt[%d]: %q is not a token id", i, bytes.TrimSpace(item))
 		}
-		ids = batch[0]
-	}
-	out := make([]uint32, len(ids))
-	for i, id := range ids {
 		if id < 0 || id > math.MaxUint32 {
 			return nil, fmt.Errorf("prompt[%d]: token id %d is out of range", i, id)
 		}
-		out[i] = uint32(id)
+		out = append(out, uint32(id))
 	}
 	return out, nil
 }

@@ -1,7 +1,9 @@
 package live
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -20,6 +22,17 @@ func FuzzCompletionRequest(f *testing.F) {
 		var q completionRequest
 		if json.Unmarshal(body, &q) != nil {
 			return
+		}
+		// The one-pass token-id parser agrees with encoding/json.
+		var ids []uint32
+		if json.Unmarshal(q.Prompt, &ids) == nil && len(q.Prompt) > 0 && q.Prompt[0] == '[' {
+			got, err := tokenIDs(q.Prompt)
+			if err != nil && !bytes.ContainsAny(q.Prompt, ".eE") && len(ids) > 0 {
+				t.Fatalf("%s: %v, encoding/json reads %v", q.Prompt, err, ids)
+			}
+			if err == nil && !slices.Equal(got, ids) {
+				t.Fatalf("%s: %v, encoding/json reads %v", q.Prompt, got, ids)
+			}
 		}
 		for _, chat := range []bool{false, true} {
 			p, err := q.prompt(chat)

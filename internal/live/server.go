@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dynosim/dynosim-web/core/sim"
@@ -131,7 +132,27 @@ func (s *Server) Close() error {
 // Serve serves on ln until ctx is done, then shuts down gracefully: it
 // stops accepting, lets open streams finish for up to grace, and closes.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
-	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	// Shutdown closes idle connections at once but waits five seconds for
+	// one that has sent nothing yet (Go's StateNew rule), which a client
+	// pool may hold open: those are closed as the shutdown begins.
+	var mu sync.Mutex
+	fresh := map[net.Conn]bool{}
+	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ConnState: func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		if st == http.StateNew {
+			fresh[c] = true
+		} else {
+			delete(fresh, c)
+		}
+	}}
+	hs.RegisterOnShutdown(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for c := range fresh {
+			c.Close()
+		}
+	})
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -29,7 +29,14 @@ func TestGracefulShutdown(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 	resp := post(t, context.Background(), base+"/v1/completions", `{"prompt":"a story","max_tokens":60,"stream":true}`)
 	defer resp.Body.Close()
-	stop() // SIGTERM, as the CLI maps it
+	idle, err := net.Dial("tcp", ln.Addr().String()) // a pooled connection that never sends
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	time.Sleep(20 * time.Millisecond) // the server has it (StateNew)
+	stop()                            // SIGTERM, as the CLI maps it
+	began := time.Now()
 	ev := events(t, resp.Body)
 	if n := len(ev); n != 61 { // 60 tokens and the finish chunk
 		t.Fatalf("the open stream got %d chunks", n)
@@ -38,6 +45,9 @@ func TestGracefulShutdown(t *testing.T) {
 	case err := <-served:
 		if err != nil {
 			t.Fatal(err)
+		}
+		if d := time.Since(began); d > 3*time.Second { // Go waits 5 s for a connection that sent nothing
+			t.Errorf("shutdown took %v", d)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return")

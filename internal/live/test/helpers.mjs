@@ -124,7 +124,7 @@ export function sseTap() {
   const tapFetch = async (url, init) => {
     const r = await fetch(url, init);
     if (!(r.headers.get("content-type") || "").startsWith("text/event-stream") || !r.body) return r;
-    const tap = { status: r.status, done: null, bytes: 0 };
+    const tap = { status: r.status, done: false, ended: false, bytes: 0 };
     taps.push(tap);
     const dec = new TextDecoder();
     let tail = "";
@@ -132,9 +132,10 @@ export function sseTap() {
       transform(chunk, c) {
         tap.bytes += chunk.byteLength;
         tail = (tail + dec.decode(chunk, { stream: true })).slice(-64);
+        tap.done = tail.endsWith("data: [DONE]\n\n");
         c.enqueue(chunk);
       },
-      flush() { tap.done = tail.endsWith("data: [DONE]\n\n"); },
+      flush() { tap.ended = true; },
     });
     return new Response(r.body.pipeThrough(ts), { status: r.status, statusText: r.statusText, headers: r.headers });
   };
