@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/dynosim/dynosim-web/core/replay"
 )
@@ -60,6 +61,7 @@ func (o *writer) tokens(toks []uint32) bool {
 		}
 		return true
 	}
+	o.deadline()
 	if !o.started {
 		o.start()
 	}
@@ -69,6 +71,12 @@ func (o *writer) tokens(toks []uint32) bool {
 	}
 	return o.rc.Flush() == nil
 }
+
+// writeTimeout bounds one write to a client: one that stops reading is
+// cut off (and its request aborted) rather than holding its handler.
+var writeTimeout = 30 * time.Second
+
+func (o *writer) deadline() { o.rc.SetWriteDeadline(time.Now().Add(writeTimeout)) }
 
 func (o *writer) start() {
 	o.started = true
@@ -147,6 +155,7 @@ func (o *writer) end() {
 	case reason != "":
 		msg, code, typ = rejection(reason), http.StatusBadRequest, "BadRequestError"
 	}
+	o.deadline()
 	if msg != "" {
 		if !o.started {
 			fail(o.w, code, typ, msg)

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os/exec"
@@ -74,6 +75,31 @@ func TestWasmBuildsLeaveLiveOut(t *testing.T) {
 			if strings.Contains(dep, banned) {
 				t.Errorf("a wasm build imports %s", dep)
 			}
+		}
+	}
+}
+
+// A client that stops reading is cut off once a write stalls past the
+// write timeout, and its request is aborted: it holds nothing.
+func TestStalledClientIsCut(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 300 * time.Millisecond
+	_, hs := start(t, twoWorkers, Options{Speedup: 1000})
+	c, err := net.Dial("tcp", strings.TrimPrefix(hs.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"prompt":"never read","max_tokens":100000000,"stream":true}`
+	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	// Never read: the socket buffers fill, a write stalls, the server gives up.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		m := scrape(t, hs.URL)
+		if strings.Contains(m, `finished_reason="abort",model_name="llama-3.1-8b",worker="0"} 1`) && metricSum(m, "vllm:num_requests_running") == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled client's request is still running:\n%s", grep(m, "num_requests_running", "request_success"))
 		}
 	}
 }
