@@ -1,11 +1,12 @@
 package kvevents
 
 import (
-	"encoding/binary"
+	"bytes"
 	"math"
 	"strconv"
 
 	"github.com/dynosim/dynosim-web/kv"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Event type names, shared by the msgpack tag and the JSON "type" field.
@@ -55,21 +56,30 @@ type encoder struct {
 }
 
 // appendMsgpack appends the vLLM EventBatch [ts, events, dp_rank] of the
-// events of rank (an AllBlocksCleared first if cleared) to b.
+// events of rank (an AllBlocksCleared first if cleared) to b. It writes
+// through msgpack's streaming encoder, value by value, so no event is
+// reflected on; integers take their smallest form, as msgspec writes them.
 func (e encoder) appendMsgpack(b []byte, ts float64, rank int, cleared bool, events []kv.Event) []byte {
+	buf := bytes.NewBuffer(b)
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(buf)
+	w := mpWriter{enc: enc}
 	n := rankEvents(events, rank)
 	if cleared {
 		n++
 	}
-	b = mpArray(b, 3)
-	b = mpFloat(b, ts)
-	b = mpArray(b, n)
+	w.array(3)
+	w.keep(enc.EncodeFloat64(ts))
+	w.array(n)
 	if cleared {
 		if e.positional {
-			b = mpStr(mpArray(b, 1), typeCleared)
+			w.array(1)
 		} else {
-			b = mpStr(mpStr(mpMap(b, 1), "type"), typeCleared)
+			w.mapLen(1)
+			w.str("type")
 		}
+		w.str(typeCleared)
 	}
 	for i := range events {
 		ev := &events[i]
@@ -77,74 +87,115 @@ func (e encoder) appendMsgpack(b []byte, ts float64, rank int, cleared bool, eve
 			continue
 		}
 		if e.positional {
-			b = e.positionalEvent(b, ev)
+			e.positionalEvent(&w, ev)
 		} else {
-			b = e.namedEvent(b, ev)
+			e.namedEvent(&w, ev)
 		}
 	}
-	return mpInt(b, int64(rank))
+	w.int(int64(rank))
+	if w.err != nil {
+		// A bytes.Buffer never fails a write, and every value here has a
+		// msgpack form: an error is a bug.
+		panic("kvevents: msgpack: " + w.err.Error())
+	}
+	return buf.Bytes()
 }
 
-// namedEvent appends ev as a msgpack map keyed by field name, the form of
+// mpWriter keeps the first error of a run of msgpack writes.
+type mpWriter struct {
+	enc *msgpack.Encoder
+	err error
+}
+
+func (w *mpWriter) keep(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+func (w *mpWriter) array(n int)   { w.keep(w.enc.EncodeArrayLen(n)) }
+func (w *mpWriter) mapLen(n int)  { w.keep(w.enc.EncodeMapLen(n)) }
+func (w *mpWriter) str(s string)  { w.keep(w.enc.EncodeString(s)) }
+func (w *mpWriter) uint(v uint64) { w.keep(w.enc.EncodeUint(v)) }
+func (w *mpWriter) int(v int64)   { w.keep(w.enc.EncodeInt(v)) }
+func (w *mpWriter) null()         { w.keep(w.enc.EncodeNil()) }
+func (w *mpWriter) key(k string)  { w.str(k) }
+func (w *mpWriter) hashes(h []uint64) {
+	w.array(len(h))
+	for _, v := range h {
+		w.uint(v)
+	}
+}
+
+// storedHashes are a BlockStored event's block hashes.
+func storedHashes(w *mpWriter, ev *kv.Event) {
+	w.array(len(ev.Blocks))
+	for _, blk := range ev.Blocks {
+		w.uint(blk.BlockHash)
+	}
+}
+
+// parent writes a BlockStored event's parent hash, nil for none (not 0).
+func parent(w *mpWriter, ev *kv.Event) {
+	if ev.HasParent {
+		w.uint(ev.Parent)
+	} else {
+		w.null()
+	}
+}
+
+// namedEvent writes ev as a msgpack map keyed by field name, the form of
 // vLLM #42892: a consumer that knows a newer field set still finds every
 // field it knows, which the positional form cannot promise.
-func (e encoder) namedEvent(b []byte, ev *kv.Event) []byte {
+func (e encoder) namedEvent(w *mpWriter, ev *kv.Event) {
 	if ev.Kind == kv.Removed {
-		b = mpMap(b, 3)
-		b = mpStr(mpStr(b, "type"), typeRemoved)
-		b = mpStr(b, "block_hashes")
-		b = mpArray(b, len(ev.Removed))
-		for _, h := range ev.Removed {
-			b = mpUint(b, h)
-		}
-		return mpStr(mpStr(b, "medium"), medium(ev.Tier))
+		w.mapLen(3)
+		w.key("type")
+		w.str(typeRemoved)
+		w.key("block_hashes")
+		w.hashes(ev.Removed)
+		w.key("medium")
+		w.str(medium(ev.Tier))
+		return
 	}
-	b = mpMap(b, 9)
-	b = mpStr(mpStr(b, "type"), typeStored)
-	b = mpStr(b, "block_hashes")
-	b = mpArray(b, len(ev.Blocks))
-	for _, blk := range ev.Blocks {
-		b = mpUint(b, blk.BlockHash)
-	}
-	b = mpStr(b, "parent_block_hash")
-	if ev.HasParent {
-		b = mpUint(b, ev.Parent)
-	} else {
-		b = mpNil(b)
-	}
-	b = mpArray(mpStr(b, "token_ids"), 0)
-	b = mpInt(mpStr(b, "block_size"), int64(e.blockSize))
-	b = mpNil(mpStr(b, "lora_id"))
-	b = mpStr(mpStr(b, "medium"), medium(ev.Tier))
-	b = mpNil(mpStr(b, "lora_name"))
-	return mpUint(mpStr(b, "group_idx"), 0)
+	w.mapLen(9)
+	w.key("type")
+	w.str(typeStored)
+	w.key("block_hashes")
+	storedHashes(w, ev)
+	w.key("parent_block_hash")
+	parent(w, ev)
+	w.key("token_ids")
+	w.array(0)
+	w.key("block_size")
+	w.int(int64(e.blockSize))
+	w.key("lora_id")
+	w.null()
+	w.key("medium")
+	w.str(medium(ev.Tier))
+	w.key("lora_name")
+	w.null()
+	w.key("group_idx")
+	w.uint(0)
 }
 
-// positionalEvent appends ev as vLLM's tagged array_like msgspec struct:
-// the tag, then the fields in declaration order.
-func (e encoder) positionalEvent(b []byte, ev *kv.Event) []byte {
+// positionalEvent writes ev as vLLM's tagged array_like msgspec struct: the
+// tag, then the fields in declaration order.
+func (e encoder) positionalEvent(w *mpWriter, ev *kv.Event) {
 	if ev.Kind == kv.Removed {
-		b = mpStr(mpArray(b, 3), typeRemoved)
-		b = mpArray(b, len(ev.Removed))
-		for _, h := range ev.Removed {
-			b = mpUint(b, h)
-		}
-		return mpStr(b, medium(ev.Tier))
+		w.array(3)
+		w.str(typeRemoved)
+		w.hashes(ev.Removed)
+		w.str(medium(ev.Tier))
+		return
 	}
-	b = mpStr(mpArray(b, 7), typeStored)
-	b = mpArray(b, len(ev.Blocks))
-	for _, blk := range ev.Blocks {
-		b = mpUint(b, blk.BlockHash)
-	}
-	if ev.HasParent {
-		b = mpUint(b, ev.Parent)
-	} else {
-		b = mpNil(b)
-	}
-	b = mpArray(b, 0) // token_ids
-	b = mpInt(b, int64(e.blockSize))
-	b = mpNil(b) // lora_id
-	return mpStr(b, medium(ev.Tier))
+	w.array(7)
+	w.str(typeStored)
+	storedHashes(w, ev)
+	parent(w, ev)
+	w.array(0) // token_ids
+	w.int(int64(e.blockSize))
+	w.null() // lora_id
+	w.str(medium(ev.Tier))
 }
 
 // appendSSE appends the whole Server-Sent Events frame of a batch to b:
@@ -227,69 +278,3 @@ func jsonFloat(b []byte, f float64) []byte {
 
 // The mp* functions append msgpack values in their smallest form, as msgspec
 // writes them; decoders accept any width of an integer family.
-
-func mpNil(b []byte) []byte { return append(b, 0xc0) }
-
-func mpFloat(b []byte, f float64) []byte {
-	return binary.BigEndian.AppendUint64(append(b, 0xcb), math.Float64bits(f))
-}
-
-func mpUint(b []byte, v uint64) []byte {
-	switch {
-	case v < 0x80:
-		return append(b, byte(v))
-	case v <= math.MaxUint8:
-		return append(b, 0xcc, byte(v))
-	case v <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(b, 0xcd), uint16(v))
-	case v <= math.MaxUint32:
-		return binary.BigEndian.AppendUint32(append(b, 0xce), uint32(v))
-	}
-	return binary.BigEndian.AppendUint64(append(b, 0xcf), v)
-}
-
-func mpInt(b []byte, v int64) []byte {
-	switch {
-	case v >= 0:
-		return mpUint(b, uint64(v))
-	case v >= -32:
-		return append(b, byte(v)) // negative fixint
-	case v >= math.MinInt8:
-		return append(b, 0xd0, byte(v))
-	case v >= math.MinInt16:
-		return binary.BigEndian.AppendUint16(append(b, 0xd1), uint16(v))
-	case v >= math.MinInt32:
-		return binary.BigEndian.AppendUint32(append(b, 0xd2), uint32(v))
-	}
-	return binary.BigEndian.AppendUint64(append(b, 0xd3), uint64(v))
-}
-
-func mpStr(b []byte, s string) []byte {
-	switch n := len(s); {
-	case n < 32:
-		b = append(b, 0xa0|byte(n))
-	case n <= math.MaxUint8:
-		b = append(b, 0xd9, byte(n))
-	case n <= math.MaxUint16:
-		b = binary.BigEndian.AppendUint16(append(b, 0xda), uint16(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, 0xdb), uint32(n))
-	}
-	return append(b, s...)
-}
-
-func mpArray(b []byte, n int) []byte { return mpHeader(b, n, 0x90, 0xdc) }
-
-func mpMap(b []byte, n int) []byte { return mpHeader(b, n, 0x80, 0xde) }
-
-// mpHeader appends an array or map header: the fix form below 16 entries,
-// else the 16- or (code16+1) 32-bit length form.
-func mpHeader(b []byte, n int, fix, code16 byte) []byte {
-	switch {
-	case n < 16:
-		return append(b, fix|byte(n))
-	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(b, code16), uint16(n))
-	}
-	return binary.BigEndian.AppendUint32(append(b, code16+1), uint32(n))
-}
