@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
@@ -117,16 +118,25 @@ func (h *Hub) bind(ctx context.Context, pub, replay string) (*zmqServer, context
 	return z, zctx, cancelAll, nil
 }
 
-// close closes the sockets.
+// close closes the sockets. A peer connection that its subscriber already
+// closed is not a failure: zmq4 reports closing it again as one.
 func (z *zmqServer) close() error {
-	err := z.pub.Close()
+	err := quiet(z.pub.Close())
 	if z.router != nil {
-		err = errors.Join(err, z.router.Close())
+		err = errors.Join(err, quiet(z.router.Close()))
 	}
 	if err != nil {
 		return fmt.Errorf("kvevents: close ZMQ sockets: %w", err)
 	}
 	return nil
+}
+
+// quiet drops the errors of closing a connection twice.
+func quiet(err error) error {
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, zmq4.ErrClosedConn) {
+		return nil
+	}
+	return err
 }
 
 // Addrs returns the bound PUB and replay endpoints ("tcp://host:port"), or

@@ -381,3 +381,21 @@ func TestCloseStopsEverything(t *testing.T) {
 		t.Errorf("Addrs() = %q, %q after Close", p, r)
 	}
 }
+
+// Closing a connection its peer already closed is not a close failure.
+func TestQuietClose(t *testing.T) {
+	twice := &net.OpError{Op: "close", Net: "tcp", Err: net.ErrClosed}
+	for _, tc := range []struct {
+		err  error
+		want bool // kept
+	}{
+		{nil, false},
+		{twice, false},
+		{zmq4.ErrClosedConn, false},
+		{errors.New("disk on fire"), true},
+	} {
+		if got := quiet(tc.err) != nil; got != tc.want {
+			t.Errorf("quiet(%v) kept = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
