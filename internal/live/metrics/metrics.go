@@ -170,7 +170,6 @@ type family interface {
 	bind(worker, rank string) observer
 	// vecs lists every vector, for registration and ForgetWorker.
 	vecs() []*prometheus.MetricVec
-	collectors() []prometheus.Collector
 }
 
 // observer receives a rank's sanitised observations.
@@ -200,7 +199,9 @@ func New(backend string, model string, cache Cache) *Metrics {
 	default:
 		m.fam = newVLLM(model, cache)
 	}
-	m.reg.MustRegister(m.fam.collectors()...)
+	for _, v := range m.fam.vecs() {
+		m.reg.MustRegister(v) // a MetricVec collects what its typed vector holds
+	}
 	// Every exporter serves these; dashboards expect them next to the
 	// engine's own metrics, and they cost one collection per scrape.
 	m.reg.MustRegister(

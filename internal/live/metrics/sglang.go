@@ -109,14 +109,6 @@ func (f *sglangFamily) vecs() []*prometheus.MetricVec {
 	}
 }
 
-func (f *sglangFamily) collectors() []prometheus.Collector {
-	return []prometheus.Collector{
-		f.running, f.queued, f.tokenUsage, f.usedTokens, f.maxTokens, f.hitRate,
-		f.retracted, f.promptTokens, f.genTokens, f.cachedTokens, f.requests, f.aborted,
-		f.ttft, f.itl, f.e2e, f.queue,
-	}
-}
-
 // sglangRank holds one rank's children.
 type sglangRank struct {
 	capacity float64

@@ -132,15 +132,6 @@ func (f *vllmFamily) vecs() []*prometheus.MetricVec {
 	}
 }
 
-func (f *vllmFamily) collectors() []prometheus.Collector {
-	return []prometheus.Collector{
-		f.running, f.waiting, f.kvUsage, f.cacheInfo,
-		f.prefixQueries, f.prefixHits, f.preemptions, f.promptTokens, f.genTokens, f.success,
-		f.ttft, f.itl, f.tpot, f.reqTPOT, f.e2e, f.queue, f.prefill, f.decode, f.inference,
-		f.promptHist, f.genHist, f.maxGenHist, f.maxTok,
-	}
-}
-
 // vllmRank holds one rank's children.
 type vllmRank struct {
 	f      *vllmFamily
