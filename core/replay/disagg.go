@@ -144,11 +144,7 @@ func (l *Loop) x(id uint64) *xstate { return &l.xs[id-1-l.base] }
 
 // decoding notes that request id's decode copy runs on worker w now: a
 // live abort waits for that (live.go), so the handoff is never cut short.
-func (l *Loop) decoding(id uint64, w int) {
-	if l.opt.Live {
-		l.reqs[id-1-l.base].worker = int32(w)
-	}
-}
+func (l *Loop) decoding(id uint64, w int) { l.req(id).worker = int32(w) }
 
 // releaseSource ends request id's hold on its prefill worker.
 func (l *Loop) releaseSource(id uint64) {
@@ -187,7 +183,7 @@ func (l *Loop) placed(w int) {
 
 // decodeWorker asks the decode router for request id's decode worker.
 func (l *Loop) decodeWorker(id uint64) (int, int, error) {
-	ri := l.reqs[id-1-l.base]
+	ri := l.req(id)
 	t := l.turn(id)
 	l.prompt = l.wl.Prompt(l.prompt[:0], t)
 	pool := &l.pools[decodePool]

@@ -26,7 +26,8 @@ import (
 type Observer interface {
 	// Pass is worker's pass p at its end; p is reused by the next Step.
 	Pass(worker int, p *engine.Pass)
-	// Routed: request id was placed on worker's DP rank.
+	// Routed: request id was placed on worker's DP rank (disaggregated:
+	// its prefill worker, then its decode worker).
 	Routed(id uint64, worker, rank int)
 	// Admitted: its first admission, at the start of a pass, with the
 	// prompt tokens it reused from the prefix cache.
@@ -134,7 +135,7 @@ func (l *Loop) info(id uint64) *reqInfo {
 	if id <= l.base || id > l.base+uint64(len(l.reqs)) {
 		return nil
 	}
-	return &l.reqs[id-1-l.base]
+	return l.req(id)
 }
 
 // forget drops what the loop keeps of the oldest requests once they and

@@ -536,7 +536,7 @@ func (l *Loop) apply(i int) error {
 		if s.HasToken {
 			if l.col.Token(s.ID, p.Start, p.End) == 1 {
 				pool.Router.PrefillDone(s.ID, l.now)
-				l.reqs[s.ID-1-l.base].first = p.End
+				l.req(s.ID).first = p.End
 			}
 			if l.obs != nil {
 				l.obs.Token(s.ID, p.End, s.Token)
@@ -569,7 +569,7 @@ func (l *Loop) terminal(id uint64, why string) {
 		l.sc.finished(l, id, why)
 	}
 	if l.opt.Live {
-		l.reqs[id-1-l.base].over = true
+		l.req(id).over = true
 		if l.obs != nil {
 			l.obs.Done(id, l.now, why)
 		}
@@ -581,7 +581,7 @@ func (l *Loop) terminal(id uint64, why string) {
 
 // finished readies the session's next turn, or frees its slot.
 func (l *Loop) finished(id uint64) {
-	ri := l.reqs[id-1-l.base]
+	ri := l.req(id)
 	s := &l.wl.Sessions[ri.session]
 	if next := int(ri.turn) + 1; next < len(s.Turns) {
 		if l.releasable() {
@@ -655,11 +655,14 @@ func (l *Loop) checkTokens(prompt, output int) error {
 	return nil
 }
 
+// req is what the loop keeps of released request id.
+func (l *Loop) req(id uint64) *reqInfo { return &l.reqs[id-1-l.base] }
+
 // turn is request id's turn of the workload.
 func (l *Loop) turn(id uint64) *workload.Turn {
 	if l.opt.Live {
 		return &l.lturns[id-1-l.base]
 	}
-	ri := l.reqs[id-1]
+	ri := l.req(id)
 	return &l.wl.Sessions[ri.session].Turns[ri.turn]
 }

@@ -30,7 +30,7 @@ func (l *Loop) placeHeld() (n int, err error) {
 // place asks the first pool's router where request id runs and submits it
 // there; false means the router holds it.
 func (l *Loop) place(id uint64) (bool, error) {
-	ri := &l.reqs[id-1-l.base]
+	ri := l.req(id)
 	t := l.turn(id)
 	l.prompt = l.wl.Prompt(l.prompt[:0], t)
 	pool := &l.pools[0]
@@ -41,15 +41,13 @@ func (l *Loop) place(id uint64) (bool, error) {
 	}
 	w := pool.members[pl.Worker]
 	l.col.Route(id, w, pl.Rank, l.now, pl.Overlap)
-	if l.xfer == nil {
-		ri.worker = int32(w) // disaggregated: its decode worker (decoding)
-	}
 	if l.obs != nil {
 		l.obs.Routed(id, w, pl.Rank)
 	}
 	if l.xfer != nil {
-		return true, l.placeDisagg(id, w, pl.Rank)
+		return true, l.placeDisagg(id, w, pl.Rank) // its worker is its decode worker (decoding)
 	}
+	ri.worker = int32(w)
 	if st := &l.ws[w]; l.opt.AsyncScheduling && st.busy {
 		st.deferred = append(st.deferred, deferred{id, pl.Rank})
 		l.placed(w)
@@ -75,7 +73,7 @@ func (l *Loop) submit(w, rank int, id uint64) error {
 
 // dispatch offers request id to the router; one it holds waits.
 func (l *Loop) dispatch(id uint64) error {
-	if l.opt.Live && l.reqs[id-1-l.base].abort {
+	if l.req(id).abort {
 		l.terminal(id, Aborted) // its client left while it was in the frontend
 		return nil
 	}

@@ -343,7 +343,7 @@ func (l *Loop) startScaling(s *Scaling) error {
 // past the work, and the GPU-hours with it).
 func (s *scaleState) finished(l *Loop, id uint64, why string) {
 	if why == "" {
-		t, ri := l.turn(id), l.reqs[id-1-l.base]
+		t, ri := l.turn(id), l.req(id)
 		w := &s.traffic
 		w.requests++
 		w.isl += float64(t.Input)

@@ -93,7 +93,7 @@ var disaggParts = [nParts]bool{6: true, 7: true, 8: true}
 // the collector's Frontend. The parts are consecutive differences of
 // non-decreasing times, so they are ≥ 0 and sum to first − arrival.
 func (c *Collector) parts(id uint64) [nParts]timing.Time {
-	q := &c.recs[id-1-c.base]
+	q := c.rec(id)
 	parked := q.firstAdmit
 	if c.Onboarding && c.parks[id-1-c.base] >= 0 {
 		parked = c.parks[id-1-c.base]
@@ -120,7 +120,7 @@ func (c *Collector) parts(id uint64) [nParts]timing.Time {
 
 // breakdown is q's per-request record of the parts.
 func (c *Collector) breakdown(id uint64) *Breakdown {
-	q := &c.recs[id-1-c.base]
+	q := c.rec(id)
 	p := c.parts(id)
 	b := &Breakdown{
 		Frontend: p[0].Ms(), RouterQueue: p[1].Ms(), EngineQueue: p[2].Ms(), Preemption: p[4].Ms(),

@@ -95,10 +95,13 @@ func (c *Collector) Arrive(id uint64, t timing.Time, input, requested int) {
 	}
 }
 
+// rec is request id's record.
+func (c *Collector) rec(id uint64) *record { return &c.recs[id-1-c.base] }
+
 // Route records where and when request id was placed, and the prompt
 // tokens the router expected to be cached there (-1: no estimate).
 func (c *Collector) Route(id uint64, worker, rank int, t timing.Time, overlap int) {
-	r := &c.recs[id-1-c.base]
+	r := c.rec(id)
 	r.worker, r.rank = int32(worker), int32(rank)
 	r.placed, r.overlap = t, int32(overlap)
 	if id == c.watch {
@@ -117,7 +120,7 @@ func (c *Collector) Route(id uint64, worker, rank int, t timing.Time, overlap in
 // prefix-cache reuse; again marks a re-admission after a preemption (a
 // next prefill chunk is not one).
 func (c *Collector) Admit(id uint64, t timing.Time, reused int, again bool) {
-	r := &c.recs[id-1-c.base]
+	r := c.rec(id)
 	if !r.admitted {
 		r.admitted, r.firstAdmit, r.firstReused, r.lastAdmit = true, t, int32(reused), t
 	}
@@ -135,7 +138,7 @@ func (c *Collector) Admit(id uint64, t timing.Time, reused int, again bool) {
 // Park records that request id parked at t to onboard lower-tier blocks.
 // Only a park before its first admission is part of its TTFT breakdown.
 func (c *Collector) Park(id uint64, t timing.Time) {
-	if !c.recs[id-1-c.base].admitted && c.parks[id-1-c.base] < 0 {
+	if !c.rec(id).admitted && c.parks[id-1-c.base] < 0 {
 		c.parks[id-1-c.base] = t
 	}
 	if id == c.watch {
@@ -146,7 +149,7 @@ func (c *Collector) Park(id uint64, t timing.Time) {
 // Token records one token emitted at t by a pass that started at start,
 // and returns how many the request has.
 func (c *Collector) Token(id uint64, start, t timing.Time) int {
-	r := &c.recs[id-1-c.base]
+	r := c.rec(id)
 	switch r.tokens {
 	case 0:
 		r.first, r.firstPass = t, start
@@ -172,7 +175,7 @@ func (c *Collector) Token(id uint64, start, t timing.Time) int {
 // Terminal records the end of a request: completed if rejected is "",
 // else rejected for that reason (e.g. "kv_capacity").
 func (c *Collector) Terminal(id uint64, t timing.Time, rejected string) {
-	r := &c.recs[id-1-c.base]
+	r := c.rec(id)
 	r.term = t
 	c.done++
 	if id == c.watch {

@@ -27,7 +27,7 @@ var noXfer = xfer{pworker: -1, prank: -1, decodeReused: -1, tokens: -1}
 // (Route) becomes the prefill worker, and worker, rank the one whose tokens
 // the request streams.
 func (c *Collector) Decode(id uint64, worker, rank int, t timing.Time) {
-	r := &c.recs[id-1-c.base]
+	r := c.rec(id)
 	r.x.pworker, r.x.prank = r.worker, r.rank
 	r.worker, r.rank = int32(worker), int32(rank)
 	if id == c.watch {
@@ -39,14 +39,14 @@ func (c *Collector) Decode(id uint64, worker, rank int, t timing.Time) {
 // DecodeReuse records the prompt tokens the decode side already had
 // (the first time only: a readmission after preemption is not a handoff).
 func (c *Collector) DecodeReuse(id uint64, tokens int) {
-	if r := &c.recs[id-1-c.base]; r.x.decodeReused < 0 {
+	if r := c.rec(id); r.x.decodeReused < 0 {
 		r.x.decodeReused = int32(tokens)
 	}
 }
 
 // Transfer records request id's KV transfer.
 func (c *Collector) Transfer(id uint64, start, end timing.Time, tokens int, bytes float64) {
-	r := &c.recs[id-1-c.base]
+	r := c.rec(id)
 	r.x.start, r.x.end, r.x.tokens, r.x.bytes = start, end, int32(tokens), bytes
 	if id == c.watch {
 		c.event(TimelineEvent{At: start, End: end, Event: "kv_transfer", Tokens: tokens, Bytes: bytes})
@@ -56,7 +56,7 @@ func (c *Collector) Transfer(id uint64, start, end timing.Time, tokens int, byte
 // PrefillDone records the end of request id's prefill on the prefill
 // pool (its hidden copy's terminal pass).
 func (c *Collector) PrefillDone(id uint64, t timing.Time) {
-	c.recs[id-1-c.base].prefillEnd = t
+	c.rec(id).prefillEnd = t
 	if id == c.watch {
 		c.event(TimelineEvent{At: t, Event: "prefill_done"})
 	}
