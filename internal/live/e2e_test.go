@@ -100,9 +100,9 @@ func TestKVEventsMatchCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	type wire struct {
-		seq    uint64
-		stored []uint64
-		remove []uint64
+		seq            uint64
+		stored, remove []uint64
+		cleared        bool
 	}
 	got := make(chan wire, 4096)
 	go func() {
@@ -123,13 +123,15 @@ func TestKVEventsMatchCounts(t *testing.T) {
 	if want.RemovedBlocks == 0 {
 		t.Fatalf("no eviction under pressure: %+v", want)
 	}
-	// Collect until the subscriber has every batch, replaying the start.
+	// Collect until the stream goes quiet, then replay what the subscriber
+	// missed before its subscription reached the publisher (the start-up
+	// batches at least).
 	batches := map[uint64]wire{}
-	for deadline := time.After(10 * time.Second); uint64(len(batches)) < want.Batches; {
+	for uint64(len(batches)) < want.Batches {
 		select {
 		case w := <-got:
 			batches[w.seq] = w
-		case <-deadline:
+		case <-time.After(500 * time.Millisecond):
 			dealer := zmq4.NewDealer(ctx)
 			if err := dealer.Dial(rep); err != nil {
 				t.Fatal(err)
@@ -151,6 +153,10 @@ func TestKVEventsMatchCounts(t *testing.T) {
 				t.Fatalf("subscriber has %d of %d batches", len(batches), want.Batches)
 			}
 		}
+	}
+	// The first batch (one worker, one rank) clears what a router knew.
+	if w := batches[0]; !w.cleared || len(w.stored)+len(w.remove) != 0 {
+		t.Fatalf("batch 0: %+v, want the start-up AllBlocksCleared", w)
 	}
 	resident := map[uint64]bool{}
 	var stored, removed uint64
@@ -186,6 +192,7 @@ func TestKVEventsMatchCounts(t *testing.T) {
 func decodeBatch(t *testing.T, seq, payload []byte) (w struct {
 	seq            uint64
 	stored, remove []uint64
+	cleared        bool
 }, ok bool) {
 	var b []any
 	if err := msgpack.Unmarshal(payload, &b); err != nil || len(b) != 3 {
@@ -196,7 +203,8 @@ func decodeBatch(t *testing.T, seq, payload []byte) (w struct {
 	for _, e := range b[1].([]any) {
 		ev := e.(map[string]any)
 		var hs []uint64
-		for _, h := range ev["block_hashes"].([]any) {
+		list, _ := ev["block_hashes"].([]any) // none in AllBlocksCleared
+		for _, h := range list {
 			// msgpack packs an integer in its smallest form, and the
 			// decoder hands back that width.
 			v := reflect.ValueOf(h)
@@ -214,6 +222,8 @@ func decodeBatch(t *testing.T, seq, payload []byte) (w struct {
 			w.stored = append(w.stored, hs...)
 		case "BlockRemoved":
 			w.remove = append(w.remove, hs...)
+		case "AllBlocksCleared":
+			w.cleared = true
 		}
 	}
 	return w, true

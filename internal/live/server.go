@@ -82,6 +82,14 @@ func New(o Options) (*Server, error) {
 	s.hub = kvevents.NewHub(kvevents.Options{Model: s.model, BlockSize: ec.BlockSize})
 	s.met.MustRegister(s.hub.Collectors()...)
 	d.met, d.hub = s.met, s.hub
+	// Every rank starts empty: a router that indexed an earlier run of this
+	// server (or of the worker it replaces) must forget it, as after a
+	// restarted vLLM engine. A late subscriber replays these too.
+	for w := range live.Workers() {
+		for r := range live.Worker(w).Ranks {
+			s.hub.PublishCleared(w, 0, r)
+		}
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	if o.ZMQ != "" {
