@@ -43,7 +43,7 @@ $(PROMETHEUS):
 test-go: $(PROMETHEUS)
 	PROMETHEUS=$(PROMETHEUS) DYNOSIM_REQUIRE_PROMETHEUS=1 $(GO) test -count=1 ./...
 	$(GO) test -race -count=1 -run 'Prepared' ./core/sim
-	PROMETHEUS=$(PROMETHEUS) DYNOSIM_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 ./internal/live/...
+	PROMETHEUS=$(PROMETHEUS) DYNOSIM_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 ./cmd/dynosim/live/...
 
 # The public traces live in ../shared/traces beside the repository.
 TRACES ?= ../shared/traces
@@ -134,10 +134,10 @@ $(CHROMIUM):
 # The core's tests under wasm. -short skips only the whole-trace engine runs
 # (covered natively by test-go): overloaded SGLang page-1 runs keep a backlog
 # of thousands of waiting prompts that can pass wasm32's 4 GiB address space.
-# Live mode (internal/live, and the Prometheus harness) is native only.
+# Live mode (cmd/dynosim/live, and the Prometheus harness) is native only.
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -short -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" ./core/... ./kv/... ./timing/... \
-		$$($(GO) list ./internal/... | grep -v -e /internal/live -e /internal/promtest)
+		$$($(GO) list ./internal/... | grep -v /internal/promtest)
 
 test-browser: wasm worker node_modules/playwright-core/package.json $(CHROMIUM)
 	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 ui/test/*.test.mjs
@@ -145,13 +145,13 @@ test-browser: wasm worker node_modules/playwright-core/package.json $(CHROMIUM)
 bench-browser: wasm node_modules/playwright-core/package.json $(CHROMIUM)
 	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node ui/test/bench.mjs
 
-# --- Live mode (internal/live; docs/live.md) -----------------------------------
+# --- Live mode (cmd/dynosim/live; docs/live.md) -----------------------------------
 # `make test-live` runs the official openai npm client against `dynosim live`
 # (streaming chat and text, latency against the offline prediction, 200
 # concurrent streams, disconnects, 429s, SIGTERM); `make soak-live` is the
 # bounded two-minute soak (memory must stay flat; not part of `make test`).
 test-live: bin/dynosim node_modules/openai/package.json
-	DYNOSIM_BIN=bin/dynosim node --test --test-concurrency=1 internal/live/test/*.test.mjs
+	DYNOSIM_BIN=bin/dynosim node --test --test-concurrency=1 cmd/dynosim/live/test/*.test.mjs
 
 soak-live: bin/dynosim node_modules/openai/package.json
-	DYNOSIM_BIN=bin/dynosim node internal/live/test/soak.mjs --minutes 2 --clients 200
+	DYNOSIM_BIN=bin/dynosim node cmd/dynosim/live/test/soak.mjs --minutes 2 --clients 200

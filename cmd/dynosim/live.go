@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live"
 	"github.com/dynosim/dynosim-web/core/sim"
-	"github.com/dynosim/dynosim-web/internal/live"
 )
 
 // runLive implements `dynosim live`: one simulated deployment behind an

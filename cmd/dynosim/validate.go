@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/dynosim/dynosim-web/timing/validation"
+	"github.com/dynosim/dynosim-web/cmd/dynosim/validation"
 )
 
 // runValidate replays the public serving measurements through the

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/kvevents"
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/metrics"
 	"github.com/dynosim/dynosim-web/core/sim"
-	"github.com/dynosim/dynosim-web/internal/live/kvevents"
-	"github.com/dynosim/dynosim-web/internal/live/metrics"
 )
 
 // Options configure a live server.

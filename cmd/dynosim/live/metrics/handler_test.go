@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dynosim/dynosim-web/internal/live/metrics"
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/metrics"
 )
 
 // TestHandler checks the HTTP exposition as Prometheus 2.x negotiates it:

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
 export const bin = path.resolve(repo, process.env.DYNOSIM_BIN || "bin/dynosim");
 
 // Servers still running when the process exits (a failed test) are killed.

@@ -64,14 +64,14 @@ func TestWasmBuildsLeaveLiveOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	cmd := exec.Command("go", "list", "-deps", "../../wasm/browser", "../../wasm/worker", "../../ui")
+	cmd := exec.Command("go", "list", "-deps", "../../../wasm/browser", "../../../wasm/worker", "../../../ui")
 	cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/go-zeromq/", "github.com/vmihailenco/msgpack", "github.com/prometheus/", "internal/live"} {
+		for _, banned := range []string{"github.com/go-zeromq/", "github.com/vmihailenco/msgpack", "github.com/prometheus/", "cmd/dynosim/live"} {
 			if strings.Contains(dep, banned) {
 				t.Errorf("a wasm build imports %s", dep)
 			}

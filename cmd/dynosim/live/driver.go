@@ -15,11 +15,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/kvevents"
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/metrics"
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/replay"
 	"github.com/dynosim/dynosim-web/core/sim"
-	"github.com/dynosim/dynosim-web/internal/live/kvevents"
-	"github.com/dynosim/dynosim-web/internal/live/metrics"
 	"github.com/dynosim/dynosim-web/timing"
 )
 

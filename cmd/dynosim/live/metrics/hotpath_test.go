@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dynosim/dynosim-web/internal/live/metrics"
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/metrics"
 )
 
 // TestBuckets125 checks the bounds of vLLM's token-count histograms: 1-2-5

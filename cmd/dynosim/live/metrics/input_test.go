@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dynosim/dynosim-web/internal/live/metrics"
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/metrics"
 )
 
 // TestBadInput feeds values the driver should never send and checks that

@@ -4,7 +4,7 @@
 // client disconnects, 429 with Retry-After, and graceful SIGTERM.
 //
 // Run: go build -o bin/dynosim ./cmd/dynosim &&
-//   DYNOSIM_BIN=bin/dynosim node --test --test-concurrency=1 internal/live/test/*.test.mjs
+//   DYNOSIM_BIN=bin/dynosim node --test --test-concurrency=1 cmd/dynosim/live/test/*.test.mjs
 //
 // Knobs: LIVE_TTFT_OVERHEAD_MS (fixed TTFT allowance, see the latency test),
 // LIVE_TEST_KEEP=1 keeps the latency test's temp dir.

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/dynosim/dynosim-web/internal/live/metrics"
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/metrics"
 )
 
 var testCache = metrics.Cache{BlockSize: 16, GPUBlocksPerRank: 1000, CPUBlocksPerRank: 8, MaxModelLen: 100}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynosim/dynosim-web/internal/live/metrics"
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/metrics"
 	"github.com/dynosim/dynosim-web/internal/promtest"
 )
 

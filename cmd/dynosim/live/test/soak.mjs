@@ -1,6 +1,6 @@
 // Soak benchmark for `dynosim live` (not part of CI):
 //
-//   node internal/live/test/soak.mjs [--minutes 2] [--clients 200] [--speedup 1] [--abort 0.05] [--sample 10]
+//   node cmd/dynosim/live/test/soak.mjs [--minutes 2] [--clients 200] [--speedup 1] [--abort 0.05] [--sample 10]
 //
 // Starts `dynosim live` (DYNOSIM_BIN, default bin/dynosim) and runs N
 // client loops, each sending streaming chat requests back to back through
@@ -21,7 +21,7 @@ import { metric, rss, scrape, sseTap, startLive, waitFor } from "./helpers.mjs";
 if (isMainThread && process.env.NODE_TEST_CONTEXT) {
   // Picked up by a bare `node --test` (it runs every .mjs under test/):
   // this is a benchmark, not a test.
-  console.log("soak.mjs is a benchmark; run it with `node internal/live/test/soak.mjs`");
+  console.log("soak.mjs is a benchmark; run it with `node cmd/dynosim/live/test/soak.mjs`");
   process.exit(0);
 }
 

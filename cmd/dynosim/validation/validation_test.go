@@ -12,8 +12,8 @@ import (
 var update = flag.Bool("update", false, "rewrite docs/validation.md and timing/validated.go")
 
 const (
-	docPath    = "../../docs/validation.md"
-	badgesPath = "../validated.go"
+	docPath    = "../../../docs/validation.md"
+	badgesPath = "../../../timing/validated.go"
 )
 
 // TestValidationDoc replays every public measurement and fails when
@@ -47,7 +47,7 @@ func TestValidationDoc(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(old) != out.text {
-			t.Errorf("%s is stale: run go test ./timing/validation -run TestValidationDoc -update", out.path)
+			t.Errorf("%s is stale: run go test ./cmd/dynosim/validation -run TestValidationDoc -update", out.path)
 		}
 	}
 }
