@@ -69,169 +69,239 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 	if err := checkEncoding(name, data); err != nil {
 		return nil, err
 	}
-	w := &Workload{Name: name, TraceBlock: traceBlock, Timestamps: true}
-	intern := idmap.New(0)           // trace hash id → token id
-	sessions := make(map[string]int) // session id (raw JSON) → index in w.Sessions
-	last := make(map[int]float64)    // session index → previous timestamp
-	sum := make(map[int]timing.Time) // session index → its delays so far
+	m := &mooncakeReader{
+		name:       name,
+		traceBlock: traceBlock,
+		w:          &Workload{Name: name, TraceBlock: traceBlock, Timestamps: true},
+		intern:     idmap.New(0),
+		sessions:   make(map[string]int),
+		last:       make(map[int]float64),
+		sum:        make(map[int]timing.Time),
+	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	line := 0
-	var (
-		numBuf [][]byte
-		arena  idArena
-		r      row
-	)
 	for sc.Scan() {
-		line++
+		m.line++
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
-		fail := func(format string, a ...any) error {
-			return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
+		if err := m.readLine(b); err != nil {
+			return nil, err
 		}
-		r = row{}
-		if !scanRow(b, &r) {
-			r = row{}
-			if err := json.Unmarshal(b, &r); err != nil {
-				var te *json.UnmarshalTypeError
-				if errors.As(err, &te) && te.Field != "" {
-					return nil, fail("%s: wrong type (%s)", te.Field, te.Value)
-				}
-				return nil, fail("invalid JSON: %v", err)
-			}
-		}
-		if len(r.HashIDs) == 0 || string(r.HashIDs) == "null" {
-			return nil, fail("hash_ids: missing")
-		}
-		hashIDs, ok := scanNumbers(r.HashIDs, numBuf)
-		if !ok {
-			nums, err := numbers(r.HashIDs)
-			if err != nil {
-				return nil, fail("hash_ids: %v", err)
-			}
-			hashIDs = hashIDs[:0]
-			for _, n := range nums {
-				hashIDs = append(hashIDs, []byte(n))
-			}
-		}
-		numBuf = hashIDs
-		blocks := arena.take(len(hashIDs))
-		for i, h := range hashIDs {
-			v, ok := parseUint(h)
-			if !ok {
-				return nil, fail("hash_ids[%d]: must be an integer ≥ 0, got %s", i, h)
-			}
-			id, _ := intern.GetOrPut(v, int32(intern.Len()))
-			blocks[i] = uint32(id)
-		}
-		capacity := len(blocks) * traceBlock
-		inNum, err := number(first(r.InputLength, r.InputTokens))
-		if err != nil {
-			return nil, fail("input_length: %v", err)
-		}
-		in, err := intField(inNum, capacity)
-		if err != nil {
-			return nil, fail("input_length: %v", err)
-		}
-		in = min(in, capacity) // the trace's length may exceed its hashed part
-		outNum, err := number(first(r.OutputLength, r.OutputTokens))
-		if err != nil {
-			return nil, fail("output_length: %v", err)
-		}
-		if outNum == "" {
-			return nil, fail("output_length: missing")
-		}
-		out, err := intField(outNum, 0)
-		if err != nil {
-			return nil, fail("output_length: %v", err)
-		}
-		t := Turn{Input: in, Output: out, Blocks: blocks}
-		if len(r.OutputTokenIDs) > 0 && string(r.OutputTokenIDs) != "null" {
-			ids, err := numbers(r.OutputTokenIDs)
-			if err != nil {
-				return nil, fail("output_token_ids: %v", err)
-			}
-			if len(ids) != out {
-				return nil, fail("output_token_ids: length %d, want output_length %d", len(ids), out)
-			}
-			t.Planned = make([]uint32, out)
-			for i, x := range ids {
-				v, err := strconv.ParseUint(x.String(), 10, 32)
-				if err != nil {
-					return nil, fail("output_token_ids[%d]: must be a uint32, got %s", i, x)
-				}
-				t.Planned[i] = uint32(v)
-			}
-		}
-		tsNum, err := number(first(r.Timestamp, r.CreatedTime))
-		if err != nil {
-			return nil, fail("timestamp: %v", err)
-		}
-		ts, hasTS := 0.0, tsNum != ""
-		if hasTS {
-			if ts, err = floatField(tsNum); err != nil {
-				return nil, fail("timestamp: %v", err)
-			}
-		}
-		delayNum, err := number(first(r.Delay, r.DelayMs))
-		if err != nil {
-			return nil, fail("delay: %v", err)
-		}
-		delay, hasDelay := 0.0, delayNum != ""
-		if hasDelay {
-			if delay, err = floatField(delayNum); err != nil {
-				return nil, fail("delay: %v", err)
-			}
-		}
-
-		// A row without session_id is a session of its own.
-		si, seen := 0, false
-		hasSession := len(r.SessionID) > 0 && string(r.SessionID) != "null"
-		if hasSession {
-			si, seen = sessions[string(r.SessionID)]
-		}
-		if !seen {
-			if hasDelay && delay != 0 {
-				return nil, fail("delay: must be absent or 0 on a session's first turn")
-			}
-			if !hasTS {
-				return nil, fail("timestamp: missing on a session's first turn")
-			}
-			si = len(w.Sessions)
-			if hasSession {
-				sessions[string(r.SessionID)] = si
-			}
-			w.Sessions = append(w.Sessions, Session{Start: timing.FromMs(ts)})
-		} else {
-			switch {
-			case hasDelay:
-			case hasTS:
-				delay = ts - last[si]
-				if delay < 0 {
-					return nil, fail("timestamp: earlier than the session's previous turn")
-				}
-			}
-			t.Delay = timing.FromMs(delay)
-			if sum[si] += t.Delay; sum[si] > timing.Horizon {
-				return nil, fail("delay: the session's delays add up past 100 years of virtual time")
-			}
-		}
-		if hasTS {
-			last[si] = ts
-		}
-		w.Sessions[si].Turns = append(w.Sessions[si].Turns, t)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, scanErr(name, line+1, err)
+		return nil, scanErr(name, m.line+1, err)
 	}
+	w := m.w
 	if len(w.Sessions) == 0 {
 		return nil, fmt.Errorf("%s: empty trace", name)
 	}
-	w.ids = intern.Len()
+	w.ids = m.intern.Len()
 	w.normalize()
 	return w, nil
+}
+
+// mooncakeReader is what ReadMooncake carries from one line to the next:
+// the interned hash ids, the sessions seen so far and reused buffers.
+type mooncakeReader struct {
+	name       string
+	traceBlock int
+	line       int
+	w          *Workload
+	intern     *idmap.Map          // trace hash id → token id
+	sessions   map[string]int      // session id (raw JSON) → index in w.Sessions
+	last       map[int]float64     // session index → previous timestamp
+	sum        map[int]timing.Time // session index → its delays so far
+	numBuf     [][]byte
+	arena      idArena
+	r          row
+}
+
+// fail is an error naming the file and the current line.
+func (m *mooncakeReader) fail(format string, a ...any) error {
+	return fmt.Errorf("%s:%d: %s", m.name, m.line, fmt.Sprintf(format, a...))
+}
+
+// readLine parses one non-blank line and appends its turn to its session.
+func (m *mooncakeReader) readLine(b []byte) error {
+	if err := m.decode(b); err != nil {
+		return err
+	}
+	r := &m.r
+	blocks, err := m.blocks()
+	if err != nil {
+		return err
+	}
+	t, err := m.turn(blocks)
+	if err != nil {
+		return err
+	}
+	tsNum, err := number(first(r.Timestamp, r.CreatedTime))
+	if err != nil {
+		return m.fail("timestamp: %v", err)
+	}
+	ts, hasTS := 0.0, tsNum != ""
+	if hasTS {
+		if ts, err = floatField(tsNum); err != nil {
+			return m.fail("timestamp: %v", err)
+		}
+	}
+	delayNum, err := number(first(r.Delay, r.DelayMs))
+	if err != nil {
+		return m.fail("delay: %v", err)
+	}
+	delay, hasDelay := 0.0, delayNum != ""
+	if hasDelay {
+		if delay, err = floatField(delayNum); err != nil {
+			return m.fail("delay: %v", err)
+		}
+	}
+	return m.place(t, ts, hasTS, delay, hasDelay)
+}
+
+// decode fills m.r from one line: the fast scanner first, encoding/json
+// when the line is beyond it (and to word the error).
+func (m *mooncakeReader) decode(b []byte) error {
+	m.r = row{}
+	if scanRow(b, &m.r) {
+		return nil
+	}
+	m.r = row{}
+	if err := json.Unmarshal(b, &m.r); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return m.fail("%s: wrong type (%s)", te.Field, te.Value)
+		}
+		return m.fail("invalid JSON: %v", err)
+	}
+	return nil
+}
+
+// blocks interns the row's hash ids into token ids.
+func (m *mooncakeReader) blocks() ([]uint32, error) {
+	r := &m.r
+	if len(r.HashIDs) == 0 || string(r.HashIDs) == "null" {
+		return nil, m.fail("hash_ids: missing")
+	}
+	hashIDs, ok := scanNumbers(r.HashIDs, m.numBuf)
+	if !ok {
+		nums, err := numbers(r.HashIDs)
+		if err != nil {
+			return nil, m.fail("hash_ids: %v", err)
+		}
+		hashIDs = hashIDs[:0]
+		for _, n := range nums {
+			hashIDs = append(hashIDs, []byte(n))
+		}
+	}
+	m.numBuf = hashIDs
+	blocks := m.arena.take(len(hashIDs))
+	for i, h := range hashIDs {
+		v, ok := parseUint(h)
+		if !ok {
+			return nil, m.fail("hash_ids[%d]: must be an integer ≥ 0, got %s", i, h)
+		}
+		id, _ := m.intern.GetOrPut(v, int32(m.intern.Len()))
+		blocks[i] = uint32(id)
+	}
+	return blocks, nil
+}
+
+// turn reads the row's lengths and planned output tokens.
+func (m *mooncakeReader) turn(blocks []uint32) (Turn, error) {
+	r := &m.r
+	capacity := len(blocks) * m.traceBlock
+	inNum, err := number(first(r.InputLength, r.InputTokens))
+	if err != nil {
+		return Turn{}, m.fail("input_length: %v", err)
+	}
+	in, err := intField(inNum, capacity)
+	if err != nil {
+		return Turn{}, m.fail("input_length: %v", err)
+	}
+	in = min(in, capacity) // the trace's length may exceed its hashed part
+	outNum, err := number(first(r.OutputLength, r.OutputTokens))
+	if err != nil {
+		return Turn{}, m.fail("output_length: %v", err)
+	}
+	if outNum == "" {
+		return Turn{}, m.fail("output_length: missing")
+	}
+	out, err := intField(outNum, 0)
+	if err != nil {
+		return Turn{}, m.fail("output_length: %v", err)
+	}
+	t := Turn{Input: in, Output: out, Blocks: blocks}
+	if len(r.OutputTokenIDs) > 0 && string(r.OutputTokenIDs) != "null" {
+		if t.Planned, err = m.planned(out); err != nil {
+			return Turn{}, err
+		}
+	}
+	return t, nil
+}
+
+// planned reads output_token_ids, which must hold out uint32s.
+func (m *mooncakeReader) planned(out int) ([]uint32, error) {
+	ids, err := numbers(m.r.OutputTokenIDs)
+	if err != nil {
+		return nil, m.fail("output_token_ids: %v", err)
+	}
+	if len(ids) != out {
+		return nil, m.fail("output_token_ids: length %d, want output_length %d", len(ids), out)
+	}
+	planned := make([]uint32, out)
+	for i, x := range ids {
+		v, err := strconv.ParseUint(x.String(), 10, 32)
+		if err != nil {
+			return nil, m.fail("output_token_ids[%d]: must be a uint32, got %s", i, x)
+		}
+		planned[i] = uint32(v)
+	}
+	return planned, nil
+}
+
+// place appends turn t to its session, opening a new session on its first
+// turn and deriving the delay from timestamps on later ones.
+func (m *mooncakeReader) place(t Turn, ts float64, hasTS bool, delay float64, hasDelay bool) error {
+	r, w := &m.r, m.w
+	// A row without session_id is a session of its own.
+	si, seen := 0, false
+	hasSession := len(r.SessionID) > 0 && string(r.SessionID) != "null"
+	if hasSession {
+		si, seen = m.sessions[string(r.SessionID)]
+	}
+	if !seen {
+		if hasDelay && delay != 0 {
+			return m.fail("delay: must be absent or 0 on a session's first turn")
+		}
+		if !hasTS {
+			return m.fail("timestamp: missing on a session's first turn")
+		}
+		si = len(w.Sessions)
+		if hasSession {
+			m.sessions[string(r.SessionID)] = si
+		}
+		w.Sessions = append(w.Sessions, Session{Start: timing.FromMs(ts)})
+	} else {
+		switch {
+		case hasDelay:
+		case hasTS:
+			delay = ts - m.last[si]
+			if delay < 0 {
+				return m.fail("timestamp: earlier than the session's previous turn")
+			}
+		}
+		t.Delay = timing.FromMs(delay)
+		if m.sum[si] += t.Delay; m.sum[si] > timing.Horizon {
+			return m.fail("delay: the session's delays add up past 100 years of virtual time")
+		}
+	}
+	if hasTS {
+		m.last[si] = ts
+	}
+	w.Sessions[si].Turns = append(w.Sessions[si].Turns, t)
+	return nil
 }
 
 func first(a, b json.RawMessage) json.RawMessage {
