@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -217,18 +218,20 @@ type aiperfRecord struct {
 	Error    json.RawMessage            `json:"error"`
 }
 
+// aiperfRec is one successful request of profile_export.jsonl.
+type aiperfRec struct {
+	start, end int64 // ns
+	req        Request
+	gaps       []float64
+}
+
 // parseAIPerfRecords reads profile_export.jsonl: one record per request,
 // {metadata: {request_start_ns (timestamp_ns before 2025-10), …}, metrics:
 // {tag: {value, unit}}, error}. Failed and cancelled requests and warmup
 // records are left out: they have no latencies to compare and no output
 // the simulator could reproduce.
 func parseAIPerfRecords(r *Run, name string, data []byte) error {
-	type rec struct {
-		start, end int64 // ns
-		req        Request
-		gaps       []float64
-	}
-	var recs []rec
+	var recs []aiperfRec
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -238,103 +241,13 @@ func parseAIPerfRecords(r *Run, name string, data []byte) error {
 		if len(b) == 0 {
 			continue
 		}
-		fail := func(format string, a ...any) error {
-			return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
-		}
-		var x aiperfRecord
-		if err := json.Unmarshal(b, &x); err != nil {
-			return fail("invalid JSON: %v", err)
-		}
-		if x.Metadata == nil {
-			return fail("metadata: missing (not an AIPerf profile_export.jsonl record)")
-		}
-		if x.Metrics == nil {
-			return fail("metrics: missing (not an AIPerf profile_export.jsonl record)")
-		}
-		phase := str(x.Metadata["benchmark_phase"])
-		if phase == "" {
-			phase = str(x.Metadata["credit_phase"])
-		}
-		if phase == "warmup" || string(x.Metadata["was_cancelled"]) == "true" {
-			continue
-		}
-		if e := bytes.TrimSpace(x.Error); len(e) > 0 && string(e) != "null" {
-			continue
-		}
-		startKey := "request_start_ns"
-		if _, ok := x.Metadata[startKey]; !ok {
-			startKey = "timestamp_ns"
-		}
-		start, ok, err := nanos(x.Metadata[startKey])
+		q, keep, err := parseAIPerfLine(b)
 		if err != nil {
-			return fail("metadata.%s: %v", startKey, err)
+			return fmt.Errorf("%s:%d: %s", name, line, err.Error())
 		}
-		if !ok {
-			return fail("metadata.request_start_ns: missing")
+		if keep {
+			recs = append(recs, q)
 		}
-		q := rec{start: start, req: Request{TTFTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}}
-		value := func(tags ...string) (float64, bool, error) {
-			for _, tag := range tags {
-				v, ok, err := metricValue(x.Metrics[tag])
-				if err != nil {
-					return 0, false, fmt.Errorf("metrics.%s: %v", tag, err)
-				}
-				if ok {
-					return v, true, nil
-				}
-			}
-			return 0, false, nil
-		}
-		tokens := func(tag string) (int, error) {
-			v, ok, err := value(tag)
-			if err != nil {
-				return 0, err
-			}
-			if !ok {
-				return 0, fmt.Errorf("metrics.%s: missing", tag)
-			}
-			if v != math.Trunc(v) || v > maxTokens {
-				return 0, fmt.Errorf("metrics.%s: must be an integer in [0, %d], got %v", tag, maxTokens, v)
-			}
-			return int(v), nil
-		}
-		if q.req.InputTokens, err = tokens("input_sequence_length"); err != nil {
-			return fail("%v", err)
-		}
-		if q.req.OutputTokens, err = tokens("output_sequence_length"); err != nil {
-			return fail("%v", err)
-		}
-		for _, f := range []struct {
-			dst  *float64
-			tags []string
-		}{
-			{&q.req.TTFTMs, []string{"time_to_first_token", "ttft"}},
-			{&q.req.E2EMs, []string{"request_latency"}},
-			{&q.req.ITLMs, []string{"inter_token_latency"}},
-		} {
-			v, ok, err := value(f.tags...)
-			if err != nil {
-				return fail("%v", err)
-			}
-			if ok {
-				*f.dst = v
-			}
-		}
-		if math.IsNaN(q.req.ITLMs) && q.req.OutputTokens >= 2 {
-			q.req.ITLMs = (q.req.E2EMs - q.req.TTFTMs) / float64(q.req.OutputTokens-1) // NaN unless both known
-		}
-		if q.gaps, err = metricList(x.Metrics["inter_chunk_latency"]); err != nil {
-			return fail("metrics.inter_chunk_latency: %v", err)
-		}
-		q.end = start
-		if end, ok, err := nanos(x.Metadata["request_end_ns"]); err != nil {
-			return fail("metadata.request_end_ns: %v", err)
-		} else if ok {
-			q.end = end
-		} else if !math.IsNaN(q.req.E2EMs) {
-			q.end = start + int64(math.Round(q.req.E2EMs*1e6))
-		}
-		recs = append(recs, q)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%s:%d: %v", name, line+1, err)
@@ -342,7 +255,14 @@ func parseAIPerfRecords(r *Run, name string, data []byte) error {
 	if len(recs) == 0 {
 		return fmt.Errorf("%s: no successful profiling request (every record is an error, cancelled or warmup)", name)
 	}
-	slices.SortStableFunc(recs, func(a, b rec) int {
+	r.addAIPerfRecords(recs)
+	return nil
+}
+
+// addAIPerfRecords appends recs to r in start order, times relative to the
+// first start, and sets the run's span.
+func (r *Run) addAIPerfRecords(recs []aiperfRec) {
+	slices.SortStableFunc(recs, func(a, b aiperfRec) int {
 		switch {
 		case a.start < b.start:
 			return -1
@@ -359,7 +279,117 @@ func parseAIPerfRecords(r *Run, name string, data []byte) error {
 		last = max(last, q.end)
 	}
 	r.spanMs = float64(last-t0) / 1e6
-	return nil
+}
+
+// parseAIPerfLine reads one record; keep is false for warmup, cancelled and
+// failed requests. Errors lack the file and line, which the caller adds.
+func parseAIPerfLine(b []byte) (q aiperfRec, keep bool, err error) {
+	var x aiperfRecord
+	if err := json.Unmarshal(b, &x); err != nil {
+		return q, false, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if x.Metadata == nil {
+		return q, false, errors.New("metadata: missing (not an AIPerf profile_export.jsonl record)")
+	}
+	if x.Metrics == nil {
+		return q, false, errors.New("metrics: missing (not an AIPerf profile_export.jsonl record)")
+	}
+	phase := str(x.Metadata["benchmark_phase"])
+	if phase == "" {
+		phase = str(x.Metadata["credit_phase"])
+	}
+	if phase == "warmup" || string(x.Metadata["was_cancelled"]) == "true" {
+		return q, false, nil
+	}
+	if e := bytes.TrimSpace(x.Error); len(e) > 0 && string(e) != "null" {
+		return q, false, nil
+	}
+	startKey := "request_start_ns"
+	if _, ok := x.Metadata[startKey]; !ok {
+		startKey = "timestamp_ns"
+	}
+	start, ok, err := nanos(x.Metadata[startKey])
+	if err != nil {
+		return q, false, fmt.Errorf("metadata.%s: %v", startKey, err)
+	}
+	if !ok {
+		return q, false, errors.New("metadata.request_start_ns: missing")
+	}
+	q, err = aiperfRequest(&x, start)
+	return q, err == nil, err
+}
+
+// aiperfRequest reads a kept record's token counts, latencies, chunk gaps
+// and end time.
+func aiperfRequest(x *aiperfRecord, start int64) (aiperfRec, error) {
+	q := aiperfRec{start: start, req: Request{TTFTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}}
+	var err error
+	if q.req.InputTokens, err = recordTokens(x.Metrics, "input_sequence_length"); err != nil {
+		return q, err
+	}
+	if q.req.OutputTokens, err = recordTokens(x.Metrics, "output_sequence_length"); err != nil {
+		return q, err
+	}
+	for _, f := range []struct {
+		dst  *float64
+		tags []string
+	}{
+		{&q.req.TTFTMs, []string{"time_to_first_token", "ttft"}},
+		{&q.req.E2EMs, []string{"request_latency"}},
+		{&q.req.ITLMs, []string{"inter_token_latency"}},
+	} {
+		v, ok, err := recordValue(x.Metrics, f.tags...)
+		if err != nil {
+			return q, err
+		}
+		if ok {
+			*f.dst = v
+		}
+	}
+	if math.IsNaN(q.req.ITLMs) && q.req.OutputTokens >= 2 {
+		q.req.ITLMs = (q.req.E2EMs - q.req.TTFTMs) / float64(q.req.OutputTokens-1) // NaN unless both known
+	}
+	if q.gaps, err = metricList(x.Metrics["inter_chunk_latency"]); err != nil {
+		return q, fmt.Errorf("metrics.inter_chunk_latency: %v", err)
+	}
+	q.end = start
+	if end, ok, err := nanos(x.Metadata["request_end_ns"]); err != nil {
+		return q, fmt.Errorf("metadata.request_end_ns: %v", err)
+	} else if ok {
+		q.end = end
+	} else if !math.IsNaN(q.req.E2EMs) {
+		q.end = start + int64(math.Round(q.req.E2EMs*1e6))
+	}
+	return q, nil
+}
+
+// recordValue is the first of tags present in metrics, in the report's unit.
+func recordValue(metrics map[string]json.RawMessage, tags ...string) (float64, bool, error) {
+	for _, tag := range tags {
+		v, ok, err := metricValue(metrics[tag])
+		if err != nil {
+			return 0, false, fmt.Errorf("metrics.%s: %v", tag, err)
+		}
+		if ok {
+			return v, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// recordTokens is a required token count in metrics.
+func recordTokens(metrics map[string]json.RawMessage, tag string) (int, error) {
+	v, ok, err := recordValue(metrics, tag)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("metrics.%s: missing", tag)
+	}
+	if v != math.Trunc(v) || v > maxTokens {
+		return 0, fmt.Errorf("metrics.%s: must be an integer in [0, %d], got %v", tag, maxTokens, v)
+	}
+	return int(v), nil
 }
 
 // metricValue reads a record metric {value, unit} as a number in the
