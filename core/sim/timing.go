@@ -17,50 +17,60 @@ import (
 // every run, so an unknown model or GPU is an error whatever the timing
 // type: a config never names hardware that nothing checks.
 func timingAndCapacity(cfg *config.Config, p string, role *config.Role, in Inputs, wl *workload.Workload, ec *engine.Config) (*timing.Roofline, error) {
-	var roof *timing.Roofline
+	roof, err := buildRoofline(cfg, p, role, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := setTiming(p, role, in, roof, ec); err != nil {
+		return nil, err
+	}
+	if err := sizePool(p, role, roof, wl, ec); err != nil {
+		return nil, err
+	}
+	return roof, nil
+}
+
+// buildRoofline is the roofline model of the role's layout on its GPU (the
+// role's own hardware, else engine.hardware); its errors name that path.
+func buildRoofline(cfg *config.Config, p string, role *config.Role, in Inputs) (*timing.Roofline, error) {
 	hardware, hwPath := cfg.Engine.Hardware, "engine"
 	if role.Hardware != "" {
 		hardware, hwPath = role.Hardware, p // a role's own GPU
 	}
-	roofline := func() (*timing.Roofline, error) {
-		if roof != nil {
-			return roof, nil
+	spec := timing.RooflineSpec{
+		Model:    cfg.Engine.Model,
+		Hardware: hardware,
+		DType:    cfg.Engine.DType,
+		Engine:   cfg.Engine.Backend,
+		KVDType:  role.KVCache.DType,
+		Parallelism: timing.Parallelism{
+			Tensor: role.Parallelism.Tensor, AttentionData: role.Parallelism.AttentionData,
+			MoETensor: role.Parallelism.MoETensor, MoEExpert: role.Parallelism.MoEExpert,
+		},
+	}
+	switch {
+	case in.ModelConfig != nil:
+		spec.ModelConfig, spec.ModelConfigName = in.ModelConfig, in.ModelConfigName
+	case strings.HasSuffix(cfg.Engine.Model, ".json"):
+		if in.ReadFile == nil {
+			return nil, fmt.Errorf("engine.model: %s: no file access here; upload the config.json instead", cfg.Engine.Model)
 		}
-		spec := timing.RooflineSpec{
-			Model:    cfg.Engine.Model,
-			Hardware: hardware,
-			DType:    cfg.Engine.DType,
-			Engine:   cfg.Engine.Backend,
-			KVDType:  role.KVCache.DType,
-			Parallelism: timing.Parallelism{
-				Tensor: role.Parallelism.Tensor, AttentionData: role.Parallelism.AttentionData,
-				MoETensor: role.Parallelism.MoETensor, MoEExpert: role.Parallelism.MoEExpert,
-			},
-		}
-		switch {
-		case in.ModelConfig != nil:
-			spec.ModelConfig, spec.ModelConfigName = in.ModelConfig, in.ModelConfigName
-		case strings.HasSuffix(cfg.Engine.Model, ".json"):
-			if in.ReadFile == nil {
-				return nil, fmt.Errorf("engine.model: %s: no file access here; upload the config.json instead", cfg.Engine.Model)
-			}
-			data, err := in.ReadFile(cfg.Engine.Model)
-			if err != nil {
-				return nil, fmt.Errorf("engine.model: %w", err)
-			}
-			spec.ModelConfig, spec.ModelConfigName = data, cfg.Engine.Model
-		}
-		r, err := timing.NewRoofline(spec)
+		data, err := in.ReadFile(cfg.Engine.Model)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", hwPath, err)
+			return nil, fmt.Errorf("engine.model: %w", err)
 		}
-		roof = r
-		return r, nil
+		spec.ModelConfig, spec.ModelConfigName = data, cfg.Engine.Model
 	}
+	r, err := timing.NewRoofline(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", hwPath, err)
+	}
+	return r, nil
+}
 
-	if _, err := roofline(); err != nil {
-		return nil, err
-	}
+// setTiming sets ec.Model from the role's timing type; a profile given to
+// the run (--profile, an uploaded .npz) overrides the type.
+func setTiming(p string, role *config.Role, in Inputs, roof *timing.Roofline, ec *engine.Config) error {
 	kind := role.Timing.Type
 	if in.Profile != nil {
 		kind = "profile" // --profile / an uploaded .npz selects profile timing
@@ -71,60 +81,59 @@ func timingAndCapacity(cfg *config.Config, p string, role *config.Role, in Input
 	case "fixed":
 		ec.Model = timing.Fixed{Prefill: role.Timing.PrefillMs, Decode: role.Timing.DecodeMs}
 	case "profile":
-		data, name := in.Profile, in.ProfileName
-		if data == nil {
-			if role.Timing.Path == "" {
-				return nil, fmt.Errorf("%s.timing.path: profile timing needs a .npz path (or an uploaded profile)", p)
-			}
-			if in.ReadFile == nil {
-				return nil, fmt.Errorf("%s.timing.path: %s: no file access here; upload the profile instead", p, role.Timing.Path)
-			}
-			var err error
-			if data, err = in.ReadFile(role.Timing.Path); err != nil {
-				return nil, fmt.Errorf("%s.timing.path: %w", p, err)
-			}
-			name = role.Timing.Path
-		}
-		if name == "" {
-			name = "profile.npz"
-		}
-		m, err := timing.LoadProfile(data, name)
+		m, err := loadProfile(p, role, in)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ec.Model = m
 	case "default":
-		r, err := roofline()
-		if err != nil {
-			return nil, err
-		}
-		ec.Model = r
+		ec.Model = roof
 	}
+	return nil
+}
 
+// loadProfile reads the profile timing: the run's uploaded profile, else
+// the role's timing.path.
+func loadProfile(p string, role *config.Role, in Inputs) (*timing.Interpolated, error) {
+	data, name := in.Profile, in.ProfileName
+	if data == nil {
+		if role.Timing.Path == "" {
+			return nil, fmt.Errorf("%s.timing.path: profile timing needs a .npz path (or an uploaded profile)", p)
+		}
+		if in.ReadFile == nil {
+			return nil, fmt.Errorf("%s.timing.path: %s: no file access here; upload the profile instead", p, role.Timing.Path)
+		}
+		var err error
+		if data, err = in.ReadFile(role.Timing.Path); err != nil {
+			return nil, fmt.Errorf("%s.timing.path: %w", p, err)
+		}
+		name = role.Timing.Path
+	}
+	if name == "" {
+		name = "profile.npz"
+	}
+	return timing.LoadProfile(data, name)
+}
+
+// sizePool sets ec.NumBlocks, the G1 pool: sized from GPU memory, from a
+// byte budget or given in blocks.
+func sizePool(p string, role *config.Role, roof *timing.Roofline, wl *workload.Workload, ec *engine.Config) error {
 	c := role.KVCache.Capacity
 	switch {
 	case c.Type == "default":
-		r, err := roofline()
+		n, err := roof.EstimateBlocks(c.MemoryFraction, ec.BlockSize, 0)
 		if err != nil {
-			return nil, err
-		}
-		n, err := r.EstimateBlocks(c.MemoryFraction, ec.BlockSize, 0)
-		if err != nil {
-			return nil, fmt.Errorf("%s.kv_cache.capacity: %w", p, err)
+			return fmt.Errorf("%s.kv_cache.capacity: %w", p, err)
 		}
 		ec.NumBlocks = n
 	case c.Bytes > 0:
-		r, err := roofline()
-		if err != nil {
-			return nil, err
-		}
-		per := r.KVBytesPerToken() * int64(ec.BlockSize)
+		per := roof.KVBytesPerToken() * int64(ec.BlockSize)
 		if per <= 0 {
-			return nil, fmt.Errorf("%s.kv_cache.capacity.bytes: the model has no KV bytes per token", p)
+			return fmt.Errorf("%s.kv_cache.capacity.bytes: the model has no KV bytes per token", p)
 		}
 		ec.NumBlocks = int(c.Bytes / per)
 		if ec.NumBlocks < 1 {
-			return nil, fmt.Errorf("%s.kv_cache.capacity.bytes: %d bytes hold no %d-token block of %d bytes", p, c.Bytes, ec.BlockSize, per)
+			return fmt.Errorf("%s.kv_cache.capacity.bytes: %d bytes hold no %d-token block of %d bytes", p, c.Bytes, ec.BlockSize, per)
 		}
 	default:
 		ec.NumBlocks = c.Blocks
@@ -137,10 +146,10 @@ func timingAndCapacity(cfg *config.Config, p string, role *config.Role, in Input
 			ec.NumBlocks = min(ec.NumBlocks, touchable(wl, ec))
 		}
 		if ec.NumBlocks > engine.MaxBlocks {
-			return nil, fmt.Errorf("%s.kv_cache.capacity: the pool comes to %d blocks of %d tokens, more than engine.MaxBlocks (%d); give capacity {type: fixed, blocks: N} or a larger block_size", p, ec.NumBlocks, ec.BlockSize, engine.MaxBlocks)
+			return fmt.Errorf("%s.kv_cache.capacity: the pool comes to %d blocks of %d tokens, more than engine.MaxBlocks (%d); give capacity {type: fixed, blocks: N} or a larger block_size", p, ec.NumBlocks, ec.BlockSize, engine.MaxBlocks)
 		}
 	}
-	return roof, nil
+	return nil
 }
 
 // touchable is the most blocks a run of wl can hold at once: every request
