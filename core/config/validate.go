@@ -45,6 +45,30 @@ func oneOf(path, v string, allowed ...string) error {
 
 // Validate checks values that YAML types cannot express.
 func (c *Config) Validate() error {
+	if err := c.validateChoices(); err != nil {
+		return err
+	}
+	if err := c.Traffic.validateBounds(); err != nil {
+		return err
+	}
+	if err := c.validateRouterAndSLA(); err != nil {
+		return err
+	}
+	if err := c.Traffic.validateLoadSource(); err != nil {
+		return err
+	}
+	if err := c.Engine.Speculation.validate(); err != nil {
+		return err
+	}
+	if err := c.Planner.validate(); err != nil {
+		return err
+	}
+	return c.validateWorkers()
+}
+
+// validateChoices checks the enumerated fields and the router weights that
+// must not be negative, in that order.
+func (c *Config) validateChoices() error {
 	t := &c.Traffic
 	checks := []error{
 		oneOf("traffic.source.type", t.Source.Type, "synthetic", "trace"),
@@ -80,6 +104,11 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// validateBounds checks the traffic's sizes, rates and stop conditions.
+func (t *Traffic) validateBounds() error {
 	switch {
 	case t.Source.BlockSize < 1:
 		return fmt.Errorf("traffic.source.block_size: must be ≥ 1, got %d", t.Source.BlockSize)
@@ -117,6 +146,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("traffic.stop.requests: must be ≥ 0, got %d", t.Stop.Requests)
 	case t.Stop.MaxVirtualTimeSeconds < 0:
 		return fmt.Errorf("traffic.stop.max_virtual_time_seconds: must be ≥ 0, got %v", t.Stop.MaxVirtualTimeSeconds)
+	}
+	return nil
+}
+
+// validateRouterAndSLA checks the unsupported backend topology, the router's
+// bounds and the SLA.
+func (c *Config) validateRouterAndSLA() error {
+	switch {
 	case c.Engine.Mode == "disaggregated" && c.Engine.Backend == "trtllm":
 		return unsupported("engine.mode: disaggregated serving is not supported with backend trtllm (GUARANTEED_NO_EVICT cannot take over a transferred prompt); use mode aggregated, or backend vllm or sglang")
 	case c.Router.PrefillLoadModel.Type != "none" && c.Router.PrefillLoadModel.Type != "aic":
@@ -130,6 +167,11 @@ func (c *Config) Validate() error {
 	case c.Evaluation.SLA.TTFTMs < 0 || c.Evaluation.SLA.ITLMs < 0 || c.Evaluation.SLA.E2EMs < 0:
 		return fmt.Errorf("evaluation.sla: bounds must be ≥ 0")
 	}
+	return nil
+}
+
+// validateLoadSource checks that the load type suits the source type.
+func (t *Traffic) validateLoadSource() error {
 	if t.Source.Type == "trace" {
 		if t.Load.Type == "poisson" || t.Load.Type == "constant_rate" {
 			return fmt.Errorf("traffic.load.type: %s needs a synthetic source; traces use trace_timestamps or concurrency", t.Load.Type)
@@ -137,12 +179,12 @@ func (c *Config) Validate() error {
 	} else if t.Load.Type == "trace_timestamps" {
 		return fmt.Errorf("traffic.load.type: trace_timestamps needs a trace source")
 	}
-	if err := c.Engine.Speculation.validate(); err != nil {
-		return err
-	}
-	if err := c.Planner.validate(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// validateWorkers checks each role of the engine's mode: prefill and decode
+// (and the KV transfer between them) when disaggregated, else aggregated.
+func (c *Config) validateWorkers() error {
 	if c.Engine.Mode == "disaggregated" {
 		if err := c.Engine.KVTransfer.validate(); err != nil {
 			return err
