@@ -22,6 +22,25 @@ func ParseHFConfig(data []byte, name string) (ModelSpec, error) {
 	if err := json.Unmarshal(data, &top); err != nil {
 		return ModelSpec{}, fmt.Errorf("%s: %v", name, err)
 	}
+	cfg := hfTextConfig(top)
+	m, err := hfFields(cfg, name)
+	if err != nil {
+		return ModelSpec{}, err
+	}
+	if err := m.hfDerive(cfg, name); err != nil {
+		return ModelSpec{}, err
+	}
+	m.hfPrecision(cfg)
+	if err := m.hfCheck(name); err != nil {
+		return ModelSpec{}, err
+	}
+	return m, nil
+}
+
+// hfTextConfig is the part of a config.json that describes the language
+// model: a multimodal wrapper's "text_config", which takes the wrapper's
+// dtype, quantization and embedding tie when it gives none of its own.
+func hfTextConfig(top map[string]any) map[string]any {
 	cfg := top
 	if tc, ok := top["text_config"].(map[string]any); ok {
 		cfg = tc
@@ -33,6 +52,12 @@ func ParseHFConfig(data []byte, name string) (ModelSpec, error) {
 			}
 		}
 	}
+	return cfg
+}
+
+// hfFields reads the integer fields, each under the first of its names
+// present; the first malformed one is the error.
+func hfFields(cfg map[string]any, name string) (ModelSpec, error) {
 	var bad error
 	num := func(keys ...string) int {
 		for _, k := range keys {
@@ -75,6 +100,12 @@ func ParseHFConfig(data []byte, name string) (ModelSpec, error) {
 	if bad != nil {
 		return ModelSpec{}, bad
 	}
+	return m, nil
+}
+
+// hfDerive fills what the fields imply: the name, KV heads, MLA head size,
+// expert sizes and the embedding tie.
+func (m *ModelSpec) hfDerive(cfg map[string]any, name string) error {
 	if s, ok := cfg["_name_or_path"].(string); ok {
 		m.Name = s
 	}
@@ -89,7 +120,7 @@ func ParseHFConfig(data []byte, name string) (ModelSpec, error) {
 		m.MoEIntermediate = m.Intermediate // Mixtral: experts use intermediate_size
 	}
 	if m.Experts > 0 && m.ExpertsPerToken == 0 {
-		return ModelSpec{}, fmt.Errorf("%s: num_experts_per_tok: missing for a MoE model", name)
+		return fmt.Errorf("%s: num_experts_per_tok: missing for a MoE model", name)
 	}
 	if v, ok := cfg["shared_expert_intermediate_size"].(float64); ok && v > 0 && m.MoEIntermediate > 0 && m.SharedExperts == 0 {
 		m.SharedExperts = int(math.Round(v / float64(m.MoEIntermediate))) // Qwen2-MoE style
@@ -97,6 +128,12 @@ func ParseHFConfig(data []byte, name string) (ModelSpec, error) {
 	if t, ok := cfg["tie_word_embeddings"].(bool); ok {
 		m.TiedEmbed = t
 	}
+	return nil
+}
+
+// hfPrecision sets the KV element size from the dtype and the weight
+// element size from the quantization, if any.
+func (m *ModelSpec) hfPrecision(cfg map[string]any) {
 	dtype := ""
 	for _, k := range []string{"torch_dtype", "dtype"} {
 		if s, ok := cfg[k].(string); ok {
@@ -118,16 +155,20 @@ func ParseHFConfig(data []byte, name string) (ModelSpec, error) {
 			m.WeightBytes = 0.5
 		}
 	}
+}
+
+// hfCheck validates the spec and bounds its KV bytes per token.
+func (m *ModelSpec) hfCheck(name string) error {
 	if err := m.Validate(); err != nil {
-		return ModelSpec{}, fmt.Errorf("%s: %v", name, err)
+		return fmt.Errorf("%s: %v", name, err)
 	}
 	if m.HeadDim == 0 && !m.IsMLA() && m.Hidden%m.Heads != 0 {
-		return ModelSpec{}, fmt.Errorf("%s: hidden_size: %d is not divisible by num_attention_heads %d (give head_dim)", name, m.Hidden, m.Heads)
+		return fmt.Errorf("%s: hidden_size: %d is not divisible by num_attention_heads %d (give head_dim)", name, m.Hidden, m.Heads)
 	}
 	if kv := float64(m.Layers) * 2 * float64(m.Heads) * float64(max(m.HeadDim, m.KVLoraRank+m.QKRopeHeadDim, m.Hidden/m.Heads)) * float64(m.KVBytes); kv > 1<<40 {
-		return ModelSpec{}, fmt.Errorf("%s: the KV cache comes to %.3g bytes per token, more than 1 TiB", name, kv)
+		return fmt.Errorf("%s: the KV cache comes to %.3g bytes per token, more than 1 TiB", name, kv)
 	}
-	return m, nil
+	return nil
 }
 
 // MaxHFField bounds every integer field of a HF config.json (2^20): past
