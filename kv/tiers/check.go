@@ -8,63 +8,9 @@ import "fmt"
 // it; every G1 slot a worker keeps quarantined has its offload copy queued
 // or in flight; every onboarding has its legs in flight.
 func (s *System) Check() error {
-	type key struct {
-		p    *pool
-		slot int32
-	}
-	reads, writes := map[key]int32{}, map[key]int{}
-	quarantined := make([]int, len(s.workers))
-	legs := map[int32]int32{}
-	visit := func(j *job) {
-		w := s.workers[j.worker]
-		dst := s.lower(j.tier)
-		for _, b := range j.blocks {
-			switch j.kind {
-			case offloadJob:
-				writes[key{w.g2, b.dst}]++
-				quarantined[j.worker]++
-			case chainJob:
-				reads[key{w.g2, b.src}]++
-				writes[key{dst, b.dst}]++
-			case stageJob:
-				reads[key{dst, b.src}]++
-				writes[key{w.g2, b.dst}]++
-			case onboardJob:
-				reads[key{w.g2, b.src}]++
-			}
-		}
-		if j.kind == stageJob || j.kind == onboardJob {
-			legs[j.parent]++
-		}
-	}
-	for _, l := range s.links {
-		for _, d := range l.done { // ended, applied at the next advance
-			visit(&s.jobs[d.Job])
-		}
-		for _, t := range l.active {
-			visit(&s.jobs[t.job])
-		}
-	}
-	for i, w := range s.workers {
-		for _, b := range w.queue {
-			writes[key{w.g2, b.dst}]++
-			quarantined[i]++
-		}
-		if w.quarantined != quarantined[i] {
-			return fmt.Errorf("tiers: worker %d keeps %d G1 slots quarantined, %d offload copies in flight", i, w.quarantined, quarantined[i])
-		}
-	}
-	for j, n := range legs {
-		if r := &s.jobs[j]; r.kind != requestJob || r.pending != n {
-			return fmt.Errorf("tiers: onboarding of request %d waits for %d legs, %d in flight", r.id, r.pending, n)
-		}
-	}
-	onboarding := 0
-	for _, w := range s.workers {
-		onboarding += w.onboarding
-	}
-	if onboarding != len(legs) {
-		return fmt.Errorf("tiers: %d requests onboarding, %d with legs in flight", onboarding, len(legs))
+	f := s.inFlight()
+	if err := s.checkWorkers(f); err != nil {
+		return err
 	}
 	pools := []*pool{s.g3, s.g4}
 	for _, w := range s.workers {
@@ -74,43 +20,147 @@ func (s *System) Check() error {
 		if p == nil {
 			continue
 		}
-		if p.capacity > 0 && p.used > p.capacity {
-			return fmt.Errorf("tiers: a tier holds %d blocks, capacity %d", p.used, p.capacity)
+		if err := p.check(f); err != nil {
+			return err
 		}
-		used, lru := 0, 0
-		for i := range p.slots {
-			sl := &p.slots[i]
-			k := key{p, int32(i)}
-			if sl.state == pfree {
-				if reads[k] > 0 || writes[k] > 0 {
-					return fmt.Errorf("tiers: a copy uses free slot %d", i)
-				}
-				continue
-			}
-			used++
-			if got, ok := p.byHash.get(sl.hash, p.slots); !ok || got != int32(i) {
-				return fmt.Errorf("tiers: block %x in slot %d is not findable", sl.hash, i)
-			}
-			if (sl.state == incoming) != (writes[k] == 1) || writes[k] > 1 {
-				return fmt.Errorf("tiers: block %x is %v with %d copies into it", sl.hash, sl.state, writes[k])
-			}
-			if sl.pins != reads[k] {
-				return fmt.Errorf("tiers: block %x pinned %d times, read by %d copies", sl.hash, sl.pins, reads[k])
-			}
-			if sl.inLRU != (sl.state == resident && sl.pins == 0) {
-				return fmt.Errorf("tiers: block %x (%v, %d pins) in LRU: %v", sl.hash, sl.state, sl.pins, sl.inLRU)
-			}
-			if sl.inLRU {
-				lru++
-			}
+	}
+	return nil
+}
+
+// slotKey names one slot of one tier.
+type slotKey struct {
+	p    *pool
+	slot int32
+}
+
+// flight tallies what the copies queued or in flight hold: the reads
+// from and writes into each slot, each worker's queued offloads and each
+// onboarding's legs.
+type flight struct {
+	reads       map[slotKey]int32
+	writes      map[slotKey]int
+	quarantined []int
+	legs        map[int32]int32
+}
+
+// inFlight tallies every copy a link has in flight or has just ended.
+func (s *System) inFlight() *flight {
+	f := &flight{
+		reads: map[slotKey]int32{}, writes: map[slotKey]int{},
+		quarantined: make([]int, len(s.workers)), legs: map[int32]int32{},
+	}
+	for _, l := range s.links {
+		for _, d := range l.done { // ended, applied at the next advance
+			f.visit(s, &s.jobs[d.Job])
 		}
-		n := 0
-		for c := p.head; c >= 0; c = p.slots[c].next {
-			n++
+		for _, t := range l.active {
+			f.visit(s, &s.jobs[t.job])
 		}
-		if used != p.used || n != lru || p.byHash.n != used {
-			return fmt.Errorf("tiers: a tier counts %d blocks, holds %d (%d indexed), LRU %d of %d", p.used, used, p.byHash.n, n, lru)
+	}
+	return f
+}
+
+// visit counts job j's blocks.
+func (f *flight) visit(s *System, j *job) {
+	w := s.workers[j.worker]
+	dst := s.lower(j.tier)
+	for _, b := range j.blocks {
+		switch j.kind {
+		case offloadJob:
+			f.writes[slotKey{w.g2, b.dst}]++
+			f.quarantined[j.worker]++
+		case chainJob:
+			f.reads[slotKey{w.g2, b.src}]++
+			f.writes[slotKey{dst, b.dst}]++
+		case stageJob:
+			f.reads[slotKey{dst, b.src}]++
+			f.writes[slotKey{w.g2, b.dst}]++
+		case onboardJob:
+			f.reads[slotKey{w.g2, b.src}]++
 		}
+	}
+	if j.kind == stageJob || j.kind == onboardJob {
+		f.legs[j.parent]++
+	}
+}
+
+// checkWorkers adds the workers' queued offloads to f, then checks their
+// quarantine counts and the onboardings against the legs in flight.
+func (s *System) checkWorkers(f *flight) error {
+	for i, w := range s.workers {
+		for _, b := range w.queue {
+			f.writes[slotKey{w.g2, b.dst}]++
+			f.quarantined[i]++
+		}
+		if w.quarantined != f.quarantined[i] {
+			return fmt.Errorf("tiers: worker %d keeps %d G1 slots quarantined, %d offload copies in flight", i, w.quarantined, f.quarantined[i])
+		}
+	}
+	for j, n := range f.legs {
+		if r := &s.jobs[j]; r.kind != requestJob || r.pending != n {
+			return fmt.Errorf("tiers: onboarding of request %d waits for %d legs, %d in flight", r.id, r.pending, n)
+		}
+	}
+	onboarding := 0
+	for _, w := range s.workers {
+		onboarding += w.onboarding
+	}
+	if onboarding != len(f.legs) {
+		return fmt.Errorf("tiers: %d requests onboarding, %d with legs in flight", onboarding, len(f.legs))
+	}
+	return nil
+}
+
+// check verifies one tier: its capacity, every slot against the copies in
+// f, its index and its LRU list.
+func (p *pool) check(f *flight) error {
+	if p.capacity > 0 && p.used > p.capacity {
+		return fmt.Errorf("tiers: a tier holds %d blocks, capacity %d", p.used, p.capacity)
+	}
+	used, lru := 0, 0
+	for i := range p.slots {
+		sl := &p.slots[i]
+		k := slotKey{p, int32(i)}
+		if sl.state == pfree {
+			if f.reads[k] > 0 || f.writes[k] > 0 {
+				return fmt.Errorf("tiers: a copy uses free slot %d", i)
+			}
+			continue
+		}
+		used++
+		if err := p.checkSlot(int32(i), f.reads[k], f.writes[k]); err != nil {
+			return err
+		}
+		if sl.inLRU {
+			lru++
+		}
+	}
+	n := 0
+	for c := p.head; c >= 0; c = p.slots[c].next {
+		n++
+	}
+	if used != p.used || n != lru || p.byHash.n != used {
+		return fmt.Errorf("tiers: a tier counts %d blocks, holds %d (%d indexed), LRU %d of %d", p.used, used, p.byHash.n, n, lru)
+	}
+	return nil
+}
+
+// checkSlot verifies a held slot i read by reads copies and written by
+// writes: findable by its hash, incoming exactly while written, pinned by
+// its readers and in the LRU list exactly while resident and unpinned.
+func (p *pool) checkSlot(i int32, reads int32, writes int) error {
+	sl := &p.slots[i]
+	if got, ok := p.byHash.get(sl.hash, p.slots); !ok || got != i {
+		return fmt.Errorf("tiers: block %x in slot %d is not findable", sl.hash, i)
+	}
+	if (sl.state == incoming) != (writes == 1) || writes > 1 {
+		return fmt.Errorf("tiers: block %x is %v with %d copies into it", sl.hash, sl.state, writes)
+	}
+	if sl.pins != reads {
+		return fmt.Errorf("tiers: block %x pinned %d times, read by %d copies", sl.hash, sl.pins, reads)
+	}
+	if sl.inLRU != (sl.state == resident && sl.pins == 0) {
+		return fmt.Errorf("tiers: block %x (%v, %d pins) in LRU: %v", sl.hash, sl.state, sl.pins, sl.inLRU)
 	}
 	return nil
 }
