@@ -247,9 +247,29 @@ const lookAhead = 16
 // G2-resident blocks are used. It returns how many leading blocks come;
 // when they have all arrived, Ready returns id.
 func (w *Worker) Onboard(id uint64, hashes []uint64) int {
+	lead := w.gatherRun(hashes)
+	w.stageRoom(lead)
+	if len(w.run) == 0 {
+		return 0
+	}
+	s := w.sys
+	req := s.newJob(requestJob, w.index)
+	s.jobs[req].id = id
+	w.onboarding++
+	for _, tier := range []uint8{2, 3, 4} {
+		w.startLeg(req, tier)
+	}
+	s.note(w.now)
+	return len(w.run)
+}
+
+// gatherRun sets w.run to the leading blocks of hashes some tier holds,
+// with each one's tier in w.runTier, pinning the G2 ones. It returns lead,
+// the length of the run's G2-resident prefix.
+func (w *Worker) gatherRun(hashes []uint64) (lead int) {
 	s := w.sys
 	w.run, w.runTier = w.run[:0], w.runTier[:0]
-	lead := -1
+	lead = -1
 	for i, h := range hashes {
 		if slot, ok := w.g2.residentSlot(h); ok {
 			w.g2.pin(slot) // no staging below may evict it
@@ -274,6 +294,12 @@ func (w *Worker) Onboard(id uint64, hashes []uint64) int {
 	if lead < 0 {
 		lead = len(w.run)
 	}
+	return lead
+}
+
+// stageRoom reserves G2 room for the run's staged (G3, G4) blocks; without
+// room for all of them it undoes what lies past lead and cuts the run there.
+func (w *Worker) stageRoom(lead int) {
 	// Room in G2 for the staged blocks, or no staging at all.
 	staged := true
 	for i := range w.run {
@@ -297,50 +323,46 @@ func (w *Worker) Onboard(id uint64, hashes []uint64) int {
 		}
 		w.run, w.runTier = w.run[:lead], w.runTier[:lead]
 	}
-	if len(w.run) == 0 {
-		return 0
-	}
-	req := s.newJob(requestJob, w.index)
-	s.jobs[req].id = id
-	w.onboarding++
-	for _, tier := range []uint8{2, 3, 4} {
-		j := int32(-1)
-		for i, b := range w.run {
-			if w.runTier[i] != tier {
-				continue
-			}
-			if j < 0 {
-				kind := stageJob
-				if tier == 2 {
-					kind = onboardJob
-				}
-				j = s.newJob(kind, w.index)
-				s.jobs[j].parent, s.jobs[j].tier = req, tier
-				s.jobs[req].pending++
-			}
-			s.jobs[j].blocks = append(s.jobs[j].blocks, b)
-			st := &s.stats.Tiers[tier-2]
-			st.Hits++
-			if tier == 3 {
-				s.g3.pin(b.src)
-			} else if tier == 4 {
-				s.g4.pin(b.src)
-			}
+}
+
+// startLeg starts the copy of the run's blocks held in tier for onboarding
+// job req, if there are any: G2→G1 directly, G3 and G4 staging into G2.
+func (w *Worker) startLeg(req int32, tier uint8) {
+	s := w.sys
+	j := int32(-1)
+	for i, b := range w.run {
+		if w.runTier[i] != tier {
+			continue
 		}
-		switch {
-		case j < 0:
-		case tier == 2:
-			s.start(w.down, G2ToG1, w.now, j)
-		case tier == 3:
-			w.staging++
-			s.start(s.shared[1], G3ToG2, w.now, j)
-		default:
-			w.staging++
-			s.start(s.shared[3], G4ToG2, w.now, j)
+		if j < 0 {
+			kind := stageJob
+			if tier == 2 {
+				kind = onboardJob
+			}
+			j = s.newJob(kind, w.index)
+			s.jobs[j].parent, s.jobs[j].tier = req, tier
+			s.jobs[req].pending++
+		}
+		s.jobs[j].blocks = append(s.jobs[j].blocks, b)
+		st := &s.stats.Tiers[tier-2]
+		st.Hits++
+		if tier == 3 {
+			s.g3.pin(b.src)
+		} else if tier == 4 {
+			s.g4.pin(b.src)
 		}
 	}
-	s.note(w.now)
-	return len(w.run)
+	switch {
+	case j < 0:
+	case tier == 2:
+		s.start(w.down, G2ToG1, w.now, j)
+	case tier == 3:
+		w.staging++
+		s.start(s.shared[1], G3ToG2, w.now, j)
+	default:
+		w.staging++
+		s.start(s.shared[3], G4ToG2, w.now, j)
+	}
 }
 
 // residentOr returns hash's slot in p if resident, else -1.
