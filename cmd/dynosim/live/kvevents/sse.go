@@ -40,32 +40,23 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Accel-Buffering", "no") // keep reverse proxies from buffering the stream
 	w.WriteHeader(http.StatusOK)
 
-	rc := http.NewResponseController(w)
-	// deadline bounds the writes that follow, so that a client that stops
-	// reading is dropped instead of pinning this goroutine forever. Its
-	// error needs no check: a writer without deadlines just goes without,
-	// and a broken connection fails the next write.
-	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(writeTimeout)) }
-	flush := func() bool {
-		err := rc.Flush()
-		return err == nil || errors.Is(err, http.ErrNotSupported)
-	}
-	write := func(p []byte) bool {
-		_, err := w.Write(p)
-		return err == nil
-	}
-
-	deadline()
+	out := sseWriter{w: w, rc: http.NewResponseController(w)}
+	out.deadline()
 	for _, b := range backlog {
-		if !write(b.sse) {
+		if !out.write(b.sse) {
 			return
 		}
 	}
 	backlog = nil // batches the ring evicts meanwhile need not outlive it here
-	if !flush() {
+	if !out.flush() {
 		return
 	}
+	h.stream(r, s, &out)
+}
 
+// stream writes s's live batches and the keepalives until the client goes
+// away, falls behind or the hub closes.
+func (h *Hub) stream(r *http.Request, s *subscriber, out *sseWriter) {
 	tick := time.NewTicker(h.keepalive)
 	defer tick.Stop()
 	for {
@@ -75,36 +66,62 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-h.ctx.Done():
 			return
 		case <-tick.C:
-			deadline()
-			if !write([]byte(": keepalive\n\n")) || !flush() {
+			out.deadline()
+			if !out.write([]byte(": keepalive\n\n")) || !out.flush() {
 				return
 			}
 		case b, ok := <-s.ch:
 			if !ok {
 				return
 			}
-			deadline()
-			if !write(b.sse) {
+			out.deadline()
+			if !out.write(b.sse) || !out.drain(s) || !out.flush() {
 				return
 			}
-			// Write whatever else is queued before flushing once.
-			for more := true; more; {
-				select {
-				case b, ok := <-s.ch:
-					if !ok {
-						flush()
-						return
-					}
-					if !write(b.sse) {
-						return
-					}
-				default:
-					more = false
-				}
+		}
+	}
+}
+
+// sseWriter writes an event stream to one client.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// deadline bounds the writes that follow, so that a client that stops
+// reading is dropped instead of pinning this goroutine forever. Its error
+// needs no check: a writer without deadlines just goes without, and a
+// broken connection fails the next write.
+func (o *sseWriter) deadline() { _ = o.rc.SetWriteDeadline(time.Now().Add(writeTimeout)) }
+
+// flush sends what is buffered; a writer that cannot flush is not a failure.
+func (o *sseWriter) flush() bool {
+	err := o.rc.Flush()
+	return err == nil || errors.Is(err, http.ErrNotSupported)
+}
+
+// write reports whether p was written.
+func (o *sseWriter) write(p []byte) bool {
+	_, err := o.w.Write(p)
+	return err == nil
+}
+
+// drain writes whatever else s has queued, so that the caller flushes
+// once. It is false when the stream should end: a failed write, or s
+// closed (what was written is flushed first).
+func (o *sseWriter) drain(s *subscriber) bool {
+	for {
+		select {
+		case b, ok := <-s.ch:
+			if !ok {
+				o.flush()
+				return false
 			}
-			if !flush() {
-				return
+			if !o.write(b.sse) {
+				return false
 			}
+		default:
+			return true
 		}
 	}
 }
