@@ -70,25 +70,42 @@ func (a *npzArchive) read(key string) (arr array, err error) {
 	if !a.keys[entry] {
 		return arr, fmt.Errorf("%s: %s: missing array", a.name, key)
 	}
-	fail := func(format string, args ...any) (array, error) {
-		return array{}, fmt.Errorf("%s: %s: %s", a.name, key, fmt.Sprintf(format, args...))
+	raw, err := a.entryBytes(entry)
+	if err == nil {
+		err = checkNPYHeader(raw)
 	}
-	// Inflate at most one byte past the limit, whatever the zip declares.
+	if err == nil {
+		arr, err = decodeNPY(raw)
+	}
+	if err != nil {
+		return array{}, fmt.Errorf("%s: %s: %s", a.name, key, err.Error())
+	}
+	return arr, nil
+}
+
+// entryBytes inflates one archive entry, at most one byte past the limit
+// whatever the zip declares.
+func (a *npzArchive) entryBytes(entry string) ([]byte, error) {
 	rc, err := a.r.Open(entry)
 	if err != nil {
-		return fail("%v", cause(err))
+		return nil, cause(err)
 	}
 	raw, err := io.ReadAll(io.LimitReader(rc, maxNPYEntryBytes+1))
 	rc.Close()
 	if err != nil {
-		return fail("%v", err)
+		return nil, err
 	}
 	if len(raw) > maxNPYEntryBytes {
-		return fail("array too large")
+		return nil, errors.New("array too large")
 	}
-	// npyio allocates the header length it reads: check it fits first.
+	return raw, nil
+}
+
+// checkNPYHeader checks that raw is an .npy file whose header fits in it:
+// npyio allocates the header length it reads.
+func checkNPYHeader(raw []byte) error {
 	if len(raw) < 10 || string(raw[:6]) != string(npy.Magic[:]) {
-		return fail("not a NumPy array")
+		return errors.New("not a NumPy array")
 	}
 	var hdrEnd int
 	switch raw[6] {
@@ -96,35 +113,41 @@ func (a *npzArchive) read(key string) (arr array, err error) {
 		hdrEnd = 10 + int(binary.LittleEndian.Uint16(raw[8:10]))
 	case 2:
 		if len(raw) < 12 {
-			return fail("truncated header")
+			return errors.New("truncated header")
 		}
 		hdrEnd = 12 + int(binary.LittleEndian.Uint32(raw[8:12]))
 	default:
-		return fail("unsupported .npy version %d", raw[6])
+		return fmt.Errorf("unsupported .npy version %d", raw[6])
 	}
 	if hdrEnd > len(raw) {
-		return fail("truncated header")
+		return errors.New("truncated header")
 	}
+	return nil
+}
+
+// decodeNPY reads an .npy file of a known dtype, bounded in size, as
+// float64 in C order.
+func decodeNPY(raw []byte) (array, error) {
 	body := bytes.NewReader(raw)
 	rp, err := newNPYReader(body)
 	if err != nil {
-		return fail("malformed header: %v", err)
+		return array{}, fmt.Errorf("malformed header: %v", err)
 	}
 	h := rp.Header.Descr
 	descr := strings.Trim(h.Type, "'")
 	esize, ok := npyElemSize[descr]
 	if !ok || h.Type != "'"+descr+"'" {
-		return fail("dtype %q, want float64", descr)
+		return array{}, fmt.Errorf("dtype %q, want float64", descr)
 	}
 	n := 1
 	for _, d := range h.Shape {
 		if d < 0 || (d > 0 && n > maxNPYElems/d) {
-			return fail("bad shape %s", shapeString(h.Shape))
+			return array{}, fmt.Errorf("bad shape %s", shapeString(h.Shape))
 		}
 		n *= d
 	}
 	if n*esize > body.Len() {
-		return fail("truncated data: shape %s needs %d bytes, have %d", shapeString(h.Shape), n*esize, body.Len())
+		return array{}, fmt.Errorf("truncated data: shape %s needs %d bytes, have %d", shapeString(h.Shape), n*esize, body.Len())
 	}
 	var out []float64
 	switch descr[1:] {
@@ -138,19 +161,23 @@ func (a *npzArchive) read(key string) (arr array, err error) {
 		out, err = readNPYAs[int32](rp, n)
 	}
 	if err != nil {
-		return fail("%v", err)
+		return array{}, err
 	}
 	if h.Fortran && len(h.Shape) == 2 {
-		r, c := h.Shape[0], h.Shape[1]
-		t := make([]float64, n)
-		for j := range c {
-			for i := range r {
-				t[i*c+j] = out[j*r+i]
-			}
-		}
-		out = t
+		out = transpose(out, h.Shape[0], h.Shape[1])
 	}
 	return array{shape: h.Shape, data: out}, nil
+}
+
+// transpose turns an r×c Fortran-order (column-major) matrix into C order.
+func transpose(out []float64, r, c int) []float64 {
+	t := make([]float64, len(out))
+	for j := range c {
+		for i := range r {
+			t[i*c+j] = out[j*r+i]
+		}
+	}
+	return t
 }
 
 // cause strips npyio's "npz: could not ..." wrapping: the callers' errors
