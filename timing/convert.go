@@ -324,6 +324,29 @@ func ols(x [][]float64, y []float64) ([]float64, error) {
 		a[i] = append([]float64(nil), x[i]...)
 	}
 	b := append([]float64(nil), y...)
+	scale, err := unitColumns(a, n)
+	if err != nil {
+		return nil, err
+	}
+	for k := range n {
+		if err := householder(a, b, k, n); err != nil {
+			return nil, err
+		}
+	}
+	c, err := backSubstitute(a, b, n)
+	if err != nil {
+		return nil, err
+	}
+	for j := range c {
+		c[j] /= scale[j]
+	}
+	return c, nil
+}
+
+// unitColumns scales each of a's n columns to unit norm in place and
+// returns the scales.
+func unitColumns(a [][]float64, n int) ([]float64, error) {
+	m := len(a)
 	scale := make([]float64, n)
 	for j := range n {
 		s := 0.0
@@ -339,50 +362,61 @@ func ols(x [][]float64, y []float64) ([]float64, error) {
 			a[i][j] /= s
 		}
 	}
-	for k := range n {
-		norm := 0.0
-		for i := k; i < m; i++ {
-			norm += a[i][k] * a[i][k]
-		}
-		norm = math.Sqrt(norm)
-		if norm < 1e-12 {
-			return nil, errors.New("degenerate samples (regressors are collinear)")
-		}
-		if a[k][k] > 0 {
-			norm = -norm
-		}
-		// v = a[k:,k] − norm·e1
-		v := make([]float64, m-k)
-		for i := k; i < m; i++ {
-			v[i-k] = a[i][k]
-		}
-		v[0] -= norm
-		vv := 0.0
-		for _, t := range v {
-			vv += t * t
-		}
-		if vv == 0 {
-			continue
-		}
-		for j := k; j < n; j++ {
-			d := 0.0
-			for i := k; i < m; i++ {
-				d += v[i-k] * a[i][j]
-			}
-			d = 2 * d / vv
-			for i := k; i < m; i++ {
-				a[i][j] -= d * v[i-k]
-			}
-		}
+	return scale, nil
+}
+
+// householder applies the reflection that zeroes column k of a below the
+// diagonal to columns k…n−1 of a and to b.
+func householder(a [][]float64, b []float64, k, n int) error {
+	m := len(a)
+	norm := 0.0
+	for i := k; i < m; i++ {
+		norm += a[i][k] * a[i][k]
+	}
+	norm = math.Sqrt(norm)
+	if norm < 1e-12 {
+		return errors.New("degenerate samples (regressors are collinear)")
+	}
+	if a[k][k] > 0 {
+		norm = -norm
+	}
+	// v = a[k:,k] − norm·e1
+	v := make([]float64, m-k)
+	for i := k; i < m; i++ {
+		v[i-k] = a[i][k]
+	}
+	v[0] -= norm
+	vv := 0.0
+	for _, t := range v {
+		vv += t * t
+	}
+	if vv == 0 {
+		return nil
+	}
+	for j := k; j < n; j++ {
 		d := 0.0
 		for i := k; i < m; i++ {
-			d += v[i-k] * b[i]
+			d += v[i-k] * a[i][j]
 		}
 		d = 2 * d / vv
 		for i := k; i < m; i++ {
-			b[i] -= d * v[i-k]
+			a[i][j] -= d * v[i-k]
 		}
 	}
+	d := 0.0
+	for i := k; i < m; i++ {
+		d += v[i-k] * b[i]
+	}
+	d = 2 * d / vv
+	for i := k; i < m; i++ {
+		b[i] -= d * v[i-k]
+	}
+	return nil
+}
+
+// backSubstitute solves the upper-triangular system R c = b (R the top n
+// rows of a).
+func backSubstitute(a [][]float64, b []float64, n int) ([]float64, error) {
 	c := make([]float64, n)
 	for k := n - 1; k >= 0; k-- {
 		s := b[k]
@@ -393,9 +427,6 @@ func ols(x [][]float64, y []float64) ([]float64, error) {
 			return nil, errors.New("degenerate samples (regressors are collinear)")
 		}
 		c[k] = s / a[k][k]
-	}
-	for j := range c {
-		c[j] /= scale[j]
 	}
 	return c, nil
 }
