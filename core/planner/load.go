@@ -328,7 +328,15 @@ func (pl *Planner) loadPool(i int, st PoolState, targets []int, diag *Diagnostic
 		targets[i]++
 		return fmt.Sprintf("%s: %s +1", why, p.Name)
 	}
-	now := "est " + strings.Join(est, ", ")
+	return pl.loadDown(i, e, targets, "est "+strings.Join(est, ", "), useT, useI)
+}
+
+// loadDown is loadPool for a pool within its SLA bounds (now says its
+// estimates): it gives a worker back once the estimates with one worker
+// fewer stayed under the scale-down share of the bounds long enough.
+func (pl *Planner) loadDown(i int, e estimate, targets []int, now string, useT, useI bool) string {
+	p := &pl.pools[i]
+	slaT, slaI := pl.cfg.TTFTMs, pl.cfg.ITLMs
 	lower := max(p.min, p.floor)
 	if targets[i]-1 < lower {
 		return fmt.Sprintf("%s: %s hold at its lower bound of %d", now, p.Name, lower)
