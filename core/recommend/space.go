@@ -216,12 +216,48 @@ func domainValues(v *yaml.Node) ([]*yaml.Node, error) {
 		}
 		return body.Content, nil
 	}
-	var r struct {
-		Min, Max, Step *yaml.Node
-		Scale          string
+	r, err := parseRange(body)
+	if err != nil {
+		return nil, err
 	}
+	lo, err := rangeNumber("min", r.Min)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := rangeNumber("max", r.Max)
+	if err != nil {
+		return nil, err
+	}
+	integer := r.Min.Tag == "!!int" && r.Max.Tag == "!!int" && (r.Step == nil || r.Step.Tag == "!!int")
+	if hi < lo {
+		return nil, fmt.Errorf("range: max %v is below min %v", hi, lo)
+	}
+	xs, err := r.values(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*yaml.Node, 0, len(xs))
+	for _, x := range xs {
+		n := &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.FormatFloat(x, 'g', -1, 64)} // tag resolved from the text
+		if integer {
+			n.Tag, n.Value = "!!int", strconv.FormatInt(int64(math.Round(x)), 10)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// valueRange is a range domain as written.
+type valueRange struct {
+	Min, Max, Step *yaml.Node
+	Scale          string
+}
+
+// parseRange reads a range's keys; min and max are required.
+func parseRange(body *yaml.Node) (valueRange, error) {
+	var r valueRange
 	if body.Kind != yaml.MappingNode {
-		return nil, errors.New("range: must be a mapping {min, max, step, scale}")
+		return r, errors.New("range: must be a mapping {min, max, step, scale}")
 	}
 	for i := 0; i+1 < len(body.Content); i += 2 {
 		switch k, val := body.Content[i].Value, body.Content[i+1]; k {
@@ -234,37 +270,34 @@ func domainValues(v *yaml.Node) ([]*yaml.Node, error) {
 		case "scale":
 			r.Scale = val.Value
 		default:
-			return nil, fmt.Errorf("range.%s: unknown key (want min, max, step, scale)", k)
+			return r, fmt.Errorf("range.%s: unknown key (want min, max, step, scale)", k)
 		}
 	}
 	if r.Min == nil || r.Max == nil {
-		return nil, errors.New("range: needs min and max")
+		return r, errors.New("range: needs min and max")
 	}
-	num := func(what string, n *yaml.Node) (float64, error) {
-		f, err := strconv.ParseFloat(n.Value, 64)
-		if err != nil || n.Tag != "!!int" && n.Tag != "!!float" || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("range.%s: must be a finite number, got %q", what, n.Value)
-		}
-		return f, nil
+	return r, nil
+}
+
+// rangeNumber reads a range bound or step, which must be a finite number.
+func rangeNumber(what string, n *yaml.Node) (float64, error) {
+	f, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || n.Tag != "!!int" && n.Tag != "!!float" || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("range.%s: must be a finite number, got %q", what, n.Value)
 	}
-	lo, err := num("min", r.Min)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := num("max", r.Max)
-	if err != nil {
-		return nil, err
-	}
-	integer := r.Min.Tag == "!!int" && r.Max.Tag == "!!int" && (r.Step == nil || r.Step.Tag == "!!int")
-	if hi < lo {
-		return nil, fmt.Errorf("range: max %v is below min %v", hi, lo)
-	}
+	return f, nil
+}
+
+// values lists the range's values from lo to hi: linear steps, or
+// doublings on a log scale.
+func (r *valueRange) values(lo, hi float64) ([]float64, error) {
 	var xs []float64
 	switch r.Scale {
 	case "", "linear":
 		step := 1.0
 		if r.Step != nil {
-			if step, err = num("step", r.Step); err != nil {
+			var err error
+			if step, err = rangeNumber("step", r.Step); err != nil {
 				return nil, err
 			}
 		}
@@ -294,15 +327,7 @@ func domainValues(v *yaml.Node) ([]*yaml.Node, error) {
 	default:
 		return nil, fmt.Errorf("range.scale: must be linear or log, got %q", r.Scale)
 	}
-	out := make([]*yaml.Node, 0, len(xs))
-	for _, x := range xs {
-		n := &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.FormatFloat(x, 'g', -1, 64)} // tag resolved from the text
-		if integer {
-			n.Tag, n.Value = "!!int", strconv.FormatInt(int64(math.Round(x)), 10)
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	return xs, nil
 }
 
 // flow is n as one-line YAML, the form a --set takes.
