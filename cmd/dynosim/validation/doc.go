@@ -95,9 +95,20 @@ func round1(x float64) float64 { return math.Round(10*x) / 10 }
 // the BLIS runs.
 func Markdown(rs []Result, blis []BLISResult) string {
 	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("%s", docHead)
+	fmt.Fprintf(&b, "%s", docHead)
+	summaryTable(&b, rs)
+	groupTable(&b, rs)
+	if len(blis) > 0 {
+		fmt.Fprintf(&b, "\n%s", blisMarkdown(blis))
+	}
+	pointsTable(&b, rs)
+	return b.String()
+}
 
+// summaryTable writes the error summary of the held-out, fitted and all
+// points, per GPU family and over all of them.
+func summaryTable(b *strings.Builder, rs []Result) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	var fit, held []Result
 	for _, r := range rs {
 		if Fit(r.Point) {
@@ -132,7 +143,11 @@ func Markdown(rs []Result, blis []BLISResult) string {
 		}
 		row(set.name, "**all**", set.rs)
 	}
+}
 
+// groupTable writes the errors per GPU × model × engine × TP group.
+func groupTable(b *strings.Builder, rs []Result) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("\n## By GPU × model × engine × TP\n\n")
 	w("Errors are predicted/measured − 1 over the group's points (median of the absolute value, and median signed).\n\n")
 	w("| GPU | model | engine | dtype | TP | set | points | TTFT median abs. | TTFT signed | TPOT median abs. | TPOT signed |\n")
@@ -157,11 +172,11 @@ func Markdown(rs []Result, blis []BLISResult) string {
 		s := summarize(g)
 		w("| %s | %s | %s %s | %s | %d | %s | %d | %s | %s | %s | %s |\n", p.GPU, p.Model, p.Backend, p.Version, p.DType, p.TP, set, s.n, pct(s.ttftMed), signed(s.ttftSignedMed), pct(s.tpotMed), signed(s.tpotSignMed))
 	}
+}
 
-	if len(blis) > 0 {
-		w("\n%s", blisMarkdown(blis))
-	}
-
+// pointsTable writes every point's measured and predicted means, folded.
+func pointsTable(b *strings.Builder, rs []Result) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("\n## Every point\n\n")
 	w("<details><summary>%d points (measured vs predicted mean TTFT and TPOT, ms)</summary>\n\n", len(rs))
 	w("| id | ISL×OSL | conc. | TTFT meas. | TTFT pred. | error | TPOT meas. | TPOT pred. | error |\n")
@@ -174,7 +189,6 @@ func Markdown(rs []Result, blis []BLISResult) string {
 		w("| %s | %d×%d | %d | %.1f | %.1f | %s | %.2f | %.2f | %s |\n", r.ID, r.ISL, r.OSL, r.Concurrency, r.TTFTMs, r.PredTTFTMs, signed(r.TTFTErr()), r.TPOTMs, r.PredTPOTMs, signed(r.TPOTErr()))
 	}
 	w("\n</details>\n")
-	return b.String()
 }
 
 const docHead = `# Timing validation against public end-to-end measurements
