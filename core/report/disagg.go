@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -86,44 +87,14 @@ type PoolInfo struct {
 	GPUsPerWorker int
 }
 
-// PoolStats is a pool's section of the report; its workers are
-// workers[first_worker : first_worker+workers].
-type PoolStats struct {
-	Name          string   `json:"name"`
-	FirstWorker   int      `json:"first_worker"`
-	Workers       int      `json:"workers"`
-	GPUsPerWorker int      `json:"gpus_per_worker"`
-	GPUs          int      `json:"gpus"`
-	Requests      int      `json:"requests"`
-	OutputTokens  int      `json:"output_tokens"`
-	BusyMs        float64  `json:"busy_ms"`
-	Utilization   *float64 `json:"utilization"` // busy time over workers × duration; null without simulated time
-	Preemptions   int      `json:"preemptions"`
-}
+// PoolStats is schema.PoolStats: the section's shape lives in the schema.
+type PoolStats = schema.PoolStats
 
-// TransferInfo is the handoff configuration a disaggregated run used.
-type TransferInfo struct {
-	Handoff       string   `json:"handoff"` // bootstrap | direct
-	Order         string   `json:"order"`   // source_first | destination_first (bootstrap)
-	TimingMode    string   `json:"timing_mode"`
-	BytesPerToken float64  `json:"bytes_per_token"`
-	BandwidthGBps *float64 `json:"bandwidth_gb_per_second"` // null: no delay
-}
+// TransferInfo is schema.TransferInfo: the section's shape lives in the schema.
+type TransferInfo = schema.TransferInfo
 
-// TransferStats is the kv_transfer section of a disaggregated report.
-type TransferStats struct {
-	TransferInfo
-	Handoffs          int      `json:"handoffs"` // transfers started
-	TransferredTokens int      `json:"transferred_tokens"`
-	TransferredBytes  float64  `json:"transferred_bytes"`
-	TotalMs           float64  `json:"total_ms"`
-	MeanMs            *float64 `json:"mean_ms"` // null without handoffs
-	P99Ms             *float64 `json:"p99_ms"`
-	ZeroTransfers     int      `json:"zero_transfers"` // nothing to move: the destination had the whole prompt
-	// DecodeReusedRatio is the prompt tokens the decode side had cached
-	// over the transferred requests' prompt tokens.
-	DecodeReusedRatio *float64 `json:"decode_reused_ratio"`
-}
+// TransferStats is schema.TransferStats: the section's shape lives in the schema.
+type TransferStats = schema.TransferStats
 
 // buildPools renders the pool sections and the GPU accounting of the summary.
 func buildPools(r *Report, info RunInfo, s Summary) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -90,59 +91,20 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Outcomes says how the run's requests ended and why the run stopped.
-type Outcomes struct {
-	Completed  int            `json:"completed"`
-	Rejected   int            `json:"rejected"`
-	RejectedBy map[string]int `json:"rejected_by_reason"` // kv_capacity | max_model_len
-	Unfinished int            `json:"unfinished"`         // arrived, no terminal outcome
-	StopReason string         `json:"stop_reason"`        // drained | max_virtual_time
-}
+// Outcomes is schema.Outcomes: the section's shape lives in the schema.
+type Outcomes = schema.Outcomes
 
-// WorkerStats are per-worker counters.
-type WorkerStats struct {
-	Worker int    `json:"worker"`
-	Pool   string `json:"pool"` // aggregated | prefill | decode
-	// Planner runs: when the worker was added and removed (null: there at
-	// the start, or to the end), and how long it was provisioned.
-	AddedMs         *float64 `json:"added_ms,omitempty"`
-	RemovedMs       *float64 `json:"removed_ms,omitempty"`
-	ProvisionedMs   *float64 `json:"provisioned_ms,omitempty"`
-	Requests        int      `json:"requests"`
-	RequestShare    float64  `json:"request_share"` // of the requests routed to its pool: the router's balance
-	OutputTokens    int      `json:"output_tokens"`
-	Passes          int      `json:"passes"`
-	BusyMs          float64  `json:"busy_ms"`
-	Preemptions     int      `json:"preemptions"`
-	PeakActiveBlock int      `json:"peak_active_blocks"`
-	TotalBlocks     int      `json:"total_blocks"`
-	Retractions     int      `json:"retractions"`      // SGLang; included in preemptions
-	CacheHitTokens  int      `json:"cache_hit_tokens"` // SGLang prefill prefix tokens
-	CacheTokens     int      `json:"cache_total_tokens"`
-	AcceptedTokens  int      `json:"accepted_tokens"` // tokens emitted by decode forwards
-	DecodeForwards  int      `json:"decode_forwards"` // request-forwards that emitted them
-}
+// WorkerStats is schema.WorkerStats: the section's shape lives in the schema.
+type WorkerStats = schema.WorkerStats
 
-// EngineStats are the per-engine counters summed over workers.
-type EngineStats struct {
-	Retractions      int     `json:"retractions"`
-	CacheHitRatio    float64 `json:"sglang_cache_hit_ratio"` // cache-hit / total prefill tokens (SGLang)
-	MeanAcceptLength float64 `json:"mean_accept_length"`     // tokens per decode forward (1 without speculation)
-}
+// EngineStats is schema.EngineStats: the section's shape lives in the schema.
+type EngineStats = schema.EngineStats
 
-// Distributions hold values at 0%, 1%, …, 100% of the latency
-// distributions, for CDF plots.
-type Distributions struct {
-	TTFTMs []float64 `json:"ttft_ms"`
-	ITLMs  []float64 `json:"itl_ms"`
-	E2EMs  []float64 `json:"e2e_latency_ms"`
-}
+// Distributions is schema.Distributions: the section's shape lives in the schema.
+type Distributions = schema.Distributions
 
-// Coverage says what the report holds.
-type Coverage struct {
-	CapturePerRequest bool `json:"capture_per_request"`
-	PerRequestRecords int  `json:"per_request_records"`
-}
+// Coverage is schema.Coverage: the section's shape lives in the schema.
+type Coverage = schema.Coverage
 
 // RequestRecord is one line of requests.jsonl. A value that does not
 // exist for the request (no first token, no second token, never admitted,
