@@ -134,18 +134,19 @@ func buildPools(r *Report, info RunInfo, s Summary) {
 			ps.Workers = info.Planner.peak(p.Name)
 			ps.GPUs = ps.Workers * p.GPUsPerWorker
 		}
-		role := "decode" // the reference's accounting names an aggregated pool decode
+		// The reference's accounting names an aggregated pool decode.
+		seconds, perWorker := schema.DecodeWorkerSeconds, schema.DecodeGPUsPerWorker
 		if p.Name == "prefill" {
-			role = "prefill"
+			seconds, perWorker = schema.PrefillWorkerSeconds, schema.PrefillGPUsPerWorker
 		}
-		s[role+"_worker_seconds"] = ws
-		s[role+"_gpus_per_worker"] = float64(p.GPUsPerWorker)
-		s["gpu_hours"] += ws * float64(p.GPUsPerWorker) / 3600
+		s[seconds] = ws
+		s[perWorker] = float64(p.GPUsPerWorker)
+		s[schema.GPUHours] += ws * float64(p.GPUsPerWorker) / 3600
 		gpus += ps.GPUs
 		first += p.Workers
 		r.Pools = append(r.Pools, ps)
 	}
-	s["total_gpus"] = float64(gpus)
+	s[schema.TotalGPUs] = float64(gpus)
 }
 
 // buildTransfer renders the kv_transfer section and its summary keys.
@@ -177,9 +178,9 @@ func buildTransfer(c *Collector, info *TransferInfo, s Summary) *TransferStats {
 	}
 	t.MeanMs, t.P99Ms = nullable(mean), nullable(p99)
 	t.DecodeReusedRatio = nullable(ratio(reused, prompt))
-	s["kv_transfer_handoffs"] = float64(t.Handoffs)
-	s["kv_transfer_bytes"] = t.TransferredBytes
-	s["mean_kv_transfer_ms"] = mean
+	s[schema.KVTransferHandoffs] = float64(t.Handoffs)
+	s[schema.KVTransferBytes] = t.TransferredBytes
+	s[schema.MeanKVTransferMs] = mean
 	return t
 }
 

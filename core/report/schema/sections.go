@@ -1,6 +1,35 @@
 package schema
 
-// The report's sections of fixed shape. core/report fills them; the page
+// The report's top-level sections, in the order its JSON has them (the
+// fields of core/report's Report; a test there holds the two together).
+const (
+	SectionSummary       = "summary"
+	SectionSLA           = "sla"        // only with an SLA
+	SectionDeployment    = "deployment" // absent from reports built without a config
+	SectionWarnings      = "warnings"   // only when there is one
+	SectionOutcomes      = "outcomes"
+	SectionPools         = "pools"
+	SectionWorkers       = "workers"
+	SectionKVTransfer    = "kv_transfer" // disaggregated runs
+	SectionKVTiers       = "kv_tiers"    // pools with KVBM lower tiers
+	SectionEngine        = "engine"
+	SectionDistributions = "distributions"
+	SectionPlanner       = "planner"          // planner runs
+	SectionTTFTBreakdown = "ttft_breakdown"   // absent when no request got a token
+	SectionTimeline      = "request_timeline" // a watched request
+	SectionTimeSeries    = "timeseries"
+	SectionCoverage      = "coverage"
+)
+
+// Sections are the report's top-level sections, in order.
+var Sections = []string{
+	SectionSummary, SectionSLA, SectionDeployment, SectionWarnings, SectionOutcomes,
+	SectionPools, SectionWorkers, SectionKVTransfer, SectionKVTiers, SectionEngine,
+	SectionDistributions, SectionPlanner, SectionTTFTBreakdown, SectionTimeline,
+	SectionTimeSeries, SectionCoverage,
+}
+
+// The sections of fixed shape follow. core/report fills them; the page
 // decodes them; their JSON names are the report's keys.
 
 // Outcomes says how the run's requests ended and why the run stopped.
