@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dynosim/dynosim-web/core/recommend"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 	"gopkg.in/yaml.v3"
 )
@@ -146,7 +147,7 @@ func printLedger(w io.Writer, l *recommend.Ledger) {
 		}
 		m := e.Metrics
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\n", i+1, e.ID, score, e.UsedGPUs,
-			m["output_throughput_tok_s"], m["output_throughput_per_gpu_tok_s"], m["mean_output_token_throughput_per_user"], m["p99_ttft_ms"], strings.Join(cfg, " "))
+			m[schema.OutputThroughputTokS], m[schema.OutputThroughputPerGPUTokS], m[schema.PerUser.Key(schema.Mean)], m[schema.TTFT.Key(schema.P99)], strings.Join(cfg, " "))
 	}
 	tw.Flush()
 }

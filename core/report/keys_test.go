@@ -21,13 +21,15 @@ const keyListFile = "schema/report-keys.json"
 
 // keyList is report-keys.json: the sections, every summary key, every
 // other path of the report JSON ("workers[].busy_ms"; "a.*" is any key of
-// the map a) and the fields of a requests.jsonl record.
+// the map a), the fields of a requests.jsonl record and the metrics
+// recommend's ledger adds to the summary keys it keeps.
 type keyList struct {
 	Comment       string   `json:"comment"`
 	Sections      []string `json:"sections"`
 	Summary       []string `json:"summary"`
 	Paths         []string `json:"paths"`
 	RequestRecord []string `json:"request_record"`
+	LedgerMetrics []string `json:"ledger_metrics"` // recommend's, beside summary keys
 }
 
 func buildKeyList() keyList {
@@ -41,6 +43,7 @@ func buildKeyList() keyList {
 		Summary:       schema.SummaryKeys(),
 		Paths:         paths,
 		RequestRecord: rec,
+		LedgerMetrics: schema.LedgerMetrics,
 	}
 }
 

@@ -59,6 +59,18 @@ var Scalars = []string{
 	WallTimeMs, ProcessedTokensPerS, ProcessedOutputTokensPerS,
 }
 
+// Recommend's ledger keeps some summary keys of each trial as its metrics
+// and adds these, derived from them.
+const (
+	AvgGPUs                    = "avg_gpus" // time-averaged provisioned GPUs
+	OutputThroughputPerGPUTokS = "output_throughput_per_gpu_tok_s"
+	GoodputPerGPURPS           = "goodput_per_gpu_rps"
+	MaxRate                    = "max_rate" // the max_rate target's highest rate meeting the SLA
+)
+
+// LedgerMetrics are the metrics recommend adds beside the summary keys.
+var LedgerMetrics = []string{AvgGPUs, OutputThroughputPerGPUTokS, GoodputPerGPURPS, MaxRate}
+
 // WallClockKeys are the summary keys that depend on the machine, not the
 // inputs: two runs of the same inputs differ only in these.
 var WallClockKeys = []string{WallTimeMs, ProcessedTokensPerS, ProcessedOutputTokensPerS}
