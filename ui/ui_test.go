@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/dynosim/dynosim-web/core/config"
-	"github.com/dynosim/dynosim-web/core/report"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/config"
+	"github.com/dynosim/dynosim-web/core/report"
 )
 
 func TestRequestTable(t *testing.T) {

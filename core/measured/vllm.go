@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // vllmScalars are vLLM's run-level values we keep, with their factor to
@@ -16,18 +18,18 @@ var vllmScalars = []struct {
 	key, report string
 	scale       float64
 }{
-	{"duration", "duration_ms", 1000}, // seconds
-	{"completed", "completed_requests", 1},
-	{"total_input_tokens", "total_input_tokens", 1},
-	{"total_output_tokens", "total_output_tokens", 1},
-	{"request_throughput", "request_throughput_rps", 1},
-	{"output_throughput", "output_throughput_tok_s", 1},
-	{"total_token_throughput", "total_throughput_tok_s", 1},
+	{"duration", schema.DurationMs, 1000}, // seconds
+	{"completed", schema.CompletedRequests, 1},
+	{"total_input_tokens", schema.TotalInputTokens, 1},
+	{"total_output_tokens", schema.TotalOutputTokens, 1},
+	{"request_throughput", schema.RequestThroughputRPS, 1},
+	{"output_throughput", schema.OutputThroughputTokS, 1},
+	{"total_token_throughput", schema.TotalThroughputTokS, 1},
 }
 
 // vllmFamilies maps vLLM's metric names to the report's. vLLM's itl is
 // every gap of every request and its tpot is per request, as ours.
-var vllmFamilies = map[string]string{"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_latency_ms"}
+var vllmFamilies = map[string]schema.Family{"ttft": schema.TTFT, "tpot": schema.TPOT, "itl": schema.ITL, "e2el": schema.E2E}
 
 // reportPercentiles are the percentiles the report has keys for.
 var reportPercentiles = []string{"75", "90", "95", "99"}
@@ -91,14 +93,16 @@ func parseVLLM(r *Run, name string, top map[string]json.RawMessage) error {
 			continue
 		}
 		switch {
+		// vLLM's statistic names (mean, std, median, pNN) are the
+		// report's.
 		case stat == "mean" || stat == "std" || stat == "median":
-			r.Summary[stat+"_"+family] = v
+			r.Summary[family.Key(schema.Stat(stat))] = v
 		case stat == "p50":
 			if _, ok := top["median_"+metric+"_ms"]; !ok {
-				r.Summary["median_"+family] = v
+				r.Summary[family.Key(schema.Median)] = v
 			}
 		case slices.Contains(reportPercentiles, stat[1:]):
-			r.Summary[stat+"_"+family] = v
+			r.Summary[family.Key(schema.Stat(stat))] = v
 		}
 		if q >= 0 && !(stat == "p50" && hasKey(top, "median_"+metric+"_ms")) {
 			r.pcts[family] = append(r.pcts[family], qv{q, v})
@@ -240,8 +244,8 @@ func parseVLLMDetail(r *Run, name string, top map[string]json.RawMessage) error 
 		r.Requests = append(r.Requests, q.req)
 	}
 	// The result states no length statistics; the lists give them.
-	putDist(r.Summary, "input_sequence_length", isl)
-	putDist(r.Summary, "output_sequence_length", osl)
+	putDist(r.Summary, schema.InputLen, isl)
+	putDist(r.Summary, schema.OutputLen, osl)
 	return nil
 }
 
