@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 )
@@ -55,7 +56,7 @@ func (c *Root) showExplain(r *RunEntry) {
 		return
 	}
 	c.AggBar = aggregateBar(r.Parsed.Breakdown)
-	c.TTFTP50, c.TTFTP99 = fmtMs(num(r.Parsed.Summary, "median_ttft_ms")), fmtMs(num(r.Parsed.Summary, "p99_ttft_ms"))
+	c.TTFTP50, c.TTFTP99 = fmtMs(num(r.Parsed.Summary, schema.TTFT.Key(schema.Median))), fmtMs(num(r.Parsed.Summary, schema.TTFT.Key(schema.P99)))
 	c.setRequestBar(r, nil)
 }
 
