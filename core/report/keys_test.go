@@ -22,7 +22,8 @@ const keyListFile = "schema/report-keys.json"
 // keyList is report-keys.json: the sections, every summary key, every
 // other path of the report JSON ("workers[].busy_ms"; "a.*" is any key of
 // the map a), the fields of a requests.jsonl record and the metrics
-// recommend's ledger adds to the summary keys it keeps.
+// recommend's ledger adds to the summary keys it keeps, and the summary
+// keys that depend on the machine (wall clock).
 type keyList struct {
 	Comment       string   `json:"comment"`
 	Sections      []string `json:"sections"`
@@ -30,6 +31,7 @@ type keyList struct {
 	Paths         []string `json:"paths"`
 	RequestRecord []string `json:"request_record"`
 	LedgerMetrics []string `json:"ledger_metrics"` // recommend's, beside summary keys
+	WallClock     []string `json:"wall_clock"`     // summary keys that depend on the machine
 }
 
 func buildKeyList() keyList {
@@ -44,6 +46,7 @@ func buildKeyList() keyList {
 		Paths:         paths,
 		RequestRecord: rec,
 		LedgerMetrics: schema.LedgerMetrics,
+		WallClock:     schema.WallClockKeys,
 	}
 }
 
