@@ -141,51 +141,12 @@ func parseVLLMDetail(r *Run, name string, top map[string]json.RawMessage) error 
 	if !hasKey(top, "input_lens") && !hasKey(top, "output_lens") {
 		return nil
 	}
-	ins, err := intList(name, "input_lens", top["input_lens"])
+	d, err := readVLLMLists(name, top)
 	if err != nil {
 		return err
 	}
-	outs, err := intList(name, "output_lens", top["output_lens"])
-	if err != nil {
-		return err
-	}
-	n := len(ins)
-	if len(outs) != n {
-		return fmt.Errorf("%s: output_lens: %d values, want %d (one per request, as input_lens)", name, len(outs), n)
-	}
-	ttfts, err := floatList(name, "ttfts", top["ttfts"], n)
-	if err != nil {
-		return err
-	}
-	lats, err := floatList(name, "latencies", top["latencies"], n)
-	if err != nil {
-		return err
-	}
-	starts, err := floatList(name, "start_times", top["start_times"], n)
-	if err != nil {
-		return err
-	}
-	var itls [][]*float64
-	if raw := top["itls"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
-		if err := json.Unmarshal(raw, &itls); err != nil {
-			return fmt.Errorf("%s: itls: must be a list of lists of numbers (seconds)", name)
-		}
-		if len(itls) != n {
-			return fmt.Errorf("%s: itls: %d values, want %d (one per request, as input_lens)", name, len(itls), n)
-		}
-	}
-	var errs []*string
-	if raw := top["errors"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
-		if err := json.Unmarshal(raw, &errs); err != nil {
-			return fmt.Errorf("%s: errors: must be a list of strings", name)
-		}
-		if len(errs) != n {
-			return fmt.Errorf("%s: errors: %d values, want %d (one per request, as input_lens)", name, len(errs), n)
-		}
-	}
-	rate := r.rate
 	t0 := math.Inf(1)
-	for _, s := range starts {
+	for _, s := range d.starts {
 		if !math.IsNaN(s) {
 			t0 = min(t0, s)
 		}
@@ -196,44 +157,20 @@ func parseVLLMDetail(r *Run, name string, top map[string]json.RawMessage) error 
 	}
 	var recs []rec
 	var isl, osl []float64
-	for i := range n {
-		if errs != nil && errs[i] != nil && *errs[i] != "" {
+	for i := range d.ins {
+		if d.errs != nil && d.errs[i] != nil && *d.errs[i] != "" {
 			continue
 		}
-		q := Request{InputTokens: ins[i], OutputTokens: outs[i], TTFTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}
-		if ttfts != nil {
-			q.TTFTMs = ttfts[i] * 1000
-		}
-		var sum float64
-		gapsOK := itls != nil
-		if gapsOK {
-			for j, g := range itls[i] {
-				if g == nil {
-					gapsOK = false
-					continue
-				}
-				if err := check(*g); err != nil {
-					return fmt.Errorf("%s: itls[%d][%d]: %v", name, i, j, err)
-				}
-				r.gaps = append(r.gaps, *g*1000)
-				sum += *g * 1000
-			}
-		}
-		switch {
-		case lats != nil && !math.IsNaN(lats[i]):
-			q.E2EMs = lats[i] * 1000
-		case gapsOK:
-			q.E2EMs = q.TTFTMs + sum // NaN without a TTFT
-		}
-		if q.OutputTokens >= 2 {
-			q.ITLMs = (q.E2EMs - q.TTFTMs) / float64(q.OutputTokens-1)
+		q, err := d.request(r, name, i)
+		if err != nil {
+			return err
 		}
 		var at float64
 		switch {
-		case starts != nil && !math.IsNaN(starts[i]):
-			at = (starts[i] - t0) * 1000
-		case starts == nil && rate > 0:
-			at = float64(i) * 1000 / rate
+		case d.starts != nil && !math.IsNaN(d.starts[i]):
+			at = (d.starts[i] - t0) * 1000
+		case d.starts == nil && r.rate > 0:
+			at = float64(i) * 1000 / r.rate
 		}
 		recs = append(recs, rec{at, q})
 		isl, osl = append(isl, float64(q.InputTokens)), append(osl, float64(q.OutputTokens))
@@ -247,6 +184,91 @@ func parseVLLMDetail(r *Run, name string, top map[string]json.RawMessage) error 
 	putDist(r.Summary, schema.InputLen, isl)
 	putDist(r.Summary, schema.OutputLen, osl)
 	return nil
+}
+
+// vllmLists are the per-request lists of a --save-detailed result, one
+// value per request (nil: the result lacks the list). Times are seconds.
+type vllmLists struct {
+	ins, outs           []int
+	ttfts, lats, starts []float64
+	itls                [][]*float64
+	errs                []*string
+}
+
+// readVLLMLists reads and checks the per-request lists of top.
+func readVLLMLists(name string, top map[string]json.RawMessage) (*vllmLists, error) {
+	var d vllmLists
+	var err error
+	if d.ins, err = intList(name, "input_lens", top["input_lens"]); err != nil {
+		return nil, err
+	}
+	if d.outs, err = intList(name, "output_lens", top["output_lens"]); err != nil {
+		return nil, err
+	}
+	n := len(d.ins)
+	if len(d.outs) != n {
+		return nil, fmt.Errorf("%s: output_lens: %d values, want %d (one per request, as input_lens)", name, len(d.outs), n)
+	}
+	if d.ttfts, err = floatList(name, "ttfts", top["ttfts"], n); err != nil {
+		return nil, err
+	}
+	if d.lats, err = floatList(name, "latencies", top["latencies"], n); err != nil {
+		return nil, err
+	}
+	if d.starts, err = floatList(name, "start_times", top["start_times"], n); err != nil {
+		return nil, err
+	}
+	if raw := top["itls"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &d.itls); err != nil {
+			return nil, fmt.Errorf("%s: itls: must be a list of lists of numbers (seconds)", name)
+		}
+		if len(d.itls) != n {
+			return nil, fmt.Errorf("%s: itls: %d values, want %d (one per request, as input_lens)", name, len(d.itls), n)
+		}
+	}
+	if raw := top["errors"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &d.errs); err != nil {
+			return nil, fmt.Errorf("%s: errors: must be a list of strings", name)
+		}
+		if len(d.errs) != n {
+			return nil, fmt.Errorf("%s: errors: %d values, want %d (one per request, as input_lens)", name, len(d.errs), n)
+		}
+	}
+	return &d, nil
+}
+
+// request is request i's measured latencies (ms); its inter-token gaps go
+// to r's ITL samples.
+func (d *vllmLists) request(r *Run, name string, i int) (Request, error) {
+	q := Request{InputTokens: d.ins[i], OutputTokens: d.outs[i], TTFTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}
+	if d.ttfts != nil {
+		q.TTFTMs = d.ttfts[i] * 1000
+	}
+	var sum float64
+	gapsOK := d.itls != nil
+	if gapsOK {
+		for j, g := range d.itls[i] {
+			if g == nil {
+				gapsOK = false
+				continue
+			}
+			if err := check(*g); err != nil {
+				return q, fmt.Errorf("%s: itls[%d][%d]: %v", name, i, j, err)
+			}
+			r.gaps = append(r.gaps, *g*1000)
+			sum += *g * 1000
+		}
+	}
+	switch {
+	case d.lats != nil && !math.IsNaN(d.lats[i]):
+		q.E2EMs = d.lats[i] * 1000
+	case gapsOK:
+		q.E2EMs = q.TTFTMs + sum // NaN without a TTFT
+	}
+	if q.OutputTokens >= 2 {
+		q.ITLMs = (q.E2EMs - q.TTFTMs) / float64(q.OutputTokens-1)
+	}
+	return q, nil
 }
 
 // intList reads a list of token counts.
