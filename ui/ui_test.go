@@ -138,4 +138,3 @@ func TestClip(t *testing.T) {
 		t.Errorf("clip = %q", got)
 	}
 }
-

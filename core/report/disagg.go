@@ -33,7 +33,7 @@ func (c *Collector) Decode(id uint64, worker, rank int, t timing.Time) {
 	r.worker, r.rank = int32(worker), int32(rank)
 	if id == c.watch {
 		w, rk := worker, rank // copies, as in Route
-		c.event(TimelineEvent{At: t, Event: "routed", Worker: &w, DPRank: &rk})
+		c.event(TimelineEvent{At: t, Event: schema.EventRouted, Worker: &w, DPRank: &rk})
 	}
 }
 
@@ -50,7 +50,7 @@ func (c *Collector) Transfer(id uint64, start, end timing.Time, tokens int, byte
 	r := c.rec(id)
 	r.x.start, r.x.end, r.x.tokens, r.x.bytes = start, end, int32(tokens), bytes
 	if id == c.watch {
-		c.event(TimelineEvent{At: start, End: end, Event: "kv_transfer", Tokens: tokens, Bytes: bytes})
+		c.event(TimelineEvent{At: start, End: end, Event: schema.EventKVTransfer, Tokens: tokens, Bytes: bytes})
 	}
 }
 
@@ -59,7 +59,7 @@ func (c *Collector) Transfer(id uint64, start, end timing.Time, tokens int, byte
 func (c *Collector) PrefillDone(id uint64, t timing.Time) {
 	c.rec(id).prefillEnd = t
 	if id == c.watch {
-		c.event(TimelineEvent{At: t, Event: "prefill_done"})
+		c.event(TimelineEvent{At: t, Event: schema.EventPrefillDone})
 	}
 }
 

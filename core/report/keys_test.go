@@ -23,7 +23,8 @@ const keyListFile = "schema/report-keys.json"
 // other path of the report JSON ("workers[].busy_ms"; "a.*" is any key of
 // the map a), the fields of a requests.jsonl record and the metrics
 // recommend's ledger adds to the summary keys it keeps, and the summary
-// keys that depend on the machine (wall clock).
+// keys that depend on the machine (wall clock), and the kinds of timeline
+// event.
 type keyList struct {
 	Comment       string   `json:"comment"`
 	Sections      []string `json:"sections"`
@@ -32,6 +33,7 @@ type keyList struct {
 	RequestRecord []string `json:"request_record"`
 	LedgerMetrics []string `json:"ledger_metrics"` // recommend's, beside summary keys
 	WallClock     []string `json:"wall_clock"`     // summary keys that depend on the machine
+	EventKinds    []string `json:"event_kinds"`    // values of request_timeline.events[].event
 }
 
 func buildKeyList() keyList {
@@ -47,6 +49,7 @@ func buildKeyList() keyList {
 		RequestRecord: rec,
 		LedgerMetrics: schema.LedgerMetrics,
 		WallClock:     schema.WallClockKeys,
+		EventKinds:    schema.EventKinds,
 	}
 }
 
@@ -148,5 +151,64 @@ func TestSummaryKeysAreSchema(t *testing.T) {
 		if _, ok := r.Summary[k]; !ok {
 			t.Errorf("schema names %q, which the report does not write", k)
 		}
+	}
+}
+
+// TestTimelineIsSchema holds TimelineEvent's fields and schema.TimelineKeys
+// together, and the events a watched request's life records to
+// schema.EventKinds.
+func TestTimelineIsSchema(t *testing.T) {
+	var tags []string
+	rt := reflect.TypeFor[TimelineEvent]()
+	for i := range rt.NumField() {
+		if name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ","); name != "-" {
+			tags = append(tags, name)
+		}
+	}
+	if !slices.Equal(tags, schema.TimelineKeys) {
+		t.Errorf("TimelineEvent's keys %v, schema.TimelineKeys %v", tags, schema.TimelineKeys)
+	}
+	tt := reflect.TypeFor[Timeline]()
+	if got := []string{tt.Field(0).Tag.Get("json"), tt.Field(1).Tag.Get("json")}; tt.NumField() != 2 ||
+		!slices.Equal(got, []string{schema.TimelineUUID, schema.TimelineEvents}) {
+		t.Errorf("Timeline's keys %v, want schema's %s, %s", got, schema.TimelineUUID, schema.TimelineEvents)
+	}
+	// One request's whole disaggregated life, with onboarding and a
+	// preemption; another's rejection.
+	c := NewCollector(1, 2, false)
+	c.Onboarding = true
+	c.Watch(1)
+	c.Arrive(1, 0, 10, 2)
+	c.Route(1, 0, 0, 0, 3)
+	c.Park(1, ms(1))
+	c.Admit(1, ms(2), 0, false)
+	c.WatchedPass(TimelineEvent{At: ms(2), End: ms(3)})
+	c.WatchedPass(TimelineEvent{At: ms(3), Event: schema.EventPreempted})
+	c.PrefillDone(1, ms(4))
+	c.Decode(1, 1, 0, ms(4))
+	c.Transfer(1, ms(4), ms(5), 10, 100)
+	c.Token(1, ms(5), ms(6))
+	c.Terminal(1, ms(7), "")
+	rej := NewCollector(1, 1, false)
+	rej.Watch(1)
+	rej.Arrive(1, 0, 10, 2)
+	rej.Terminal(1, ms(1), "kv_capacity")
+	var events []TimelineEvent
+	for _, col := range []*Collector{c, rej} {
+		tl, err := col.Timeline([]PoolInfo{{Name: "prefill", Workers: 1}, {Name: "decode", Workers: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, tl.Events...)
+	}
+	seen := map[string]bool{}
+	for _, e := range events {
+		seen[e.Event] = true
+		if !slices.Contains(schema.EventKinds, e.Event) {
+			t.Errorf("timeline event %q is not in schema.EventKinds", e.Event)
+		}
+	}
+	if len(seen) != len(schema.EventKinds) {
+		t.Errorf("the timeline recorded %d of the %d event kinds: %v", len(seen), len(schema.EventKinds), seen)
 	}
 }

@@ -313,3 +313,60 @@ type WorkerSeries struct {
 	Waiting []float64 `json:"waiting"`
 	KVUsage []float64 `json:"kv_usage"`
 }
+
+// Keys of the request_timeline section: the watched request and its events.
+const (
+	TimelineUUID   = "uuid"
+	TimelineEvents = "events"
+)
+
+// Keys of a request_timeline event (the page reads events as objects, so
+// that an event kind a newer core adds still lists). A field that does not
+// apply to an event is absent.
+const (
+	TimelineTMs           = "t_ms"
+	TimelineEvent         = "event" // one of the Event kinds below
+	TimelinePool          = "pool"
+	TimelineWorker        = "worker"
+	TimelineDPRank        = "dp_rank"
+	TimelineEndMs         = "end_ms"
+	TimelinePassMs        = "pass_ms"
+	TimelineBatchRequests = "batch_requests"
+	TimelinePrefillTokens = "prefill_tokens"
+	TimelineDecodeTokens  = "decode_tokens"
+	TimelineTokens        = "tokens" // emitted (pass) or moved (kv_transfer)
+	TimelineBytes         = "bytes"
+	TimelineOverlapTokens = "overlap_tokens"
+	TimelineReusedTokens  = "reused_tokens"
+	TimelineInputLength   = "input_length"
+	TimelineOutputLength  = "output_length"
+	TimelineReason        = "reason"
+)
+
+// TimelineKeys are the keys of a timeline event, in the report's order.
+var TimelineKeys = []string{
+	TimelineTMs, TimelineEvent, TimelinePool, TimelineWorker, TimelineDPRank, TimelineEndMs, TimelinePassMs,
+	TimelineBatchRequests, TimelinePrefillTokens, TimelineDecodeTokens, TimelineTokens, TimelineBytes,
+	TimelineOverlapTokens, TimelineReusedTokens, TimelineInputLength, TimelineOutputLength, TimelineReason,
+}
+
+// The kinds of timeline event (the value of its "event" key).
+const (
+	EventArrival     = "arrival"
+	EventRouted      = "routed"
+	EventAdmitted    = "admitted"
+	EventParked      = "parked" // waiting for lower-tier blocks to onboard
+	EventPass        = "pass"
+	EventPreempted   = "preempted"
+	EventFirstToken  = "first_token"
+	EventPrefillDone = "prefill_done" // disaggregated
+	EventKVTransfer  = "kv_transfer"  // disaggregated
+	EventCompleted   = "completed"
+	EventRejected    = "rejected"
+)
+
+// EventKinds are the kinds of timeline event.
+var EventKinds = []string{
+	EventArrival, EventRouted, EventAdmitted, EventParked, EventPass, EventPreempted,
+	EventFirstToken, EventPrefillDone, EventKVTransfer, EventCompleted, EventRejected,
+}
