@@ -184,7 +184,7 @@ func (c *Root) SelectRequest(id string) {
 			}
 		}
 		if c.Watch.Found {
-			c.drawTimeline(res.Get("report").Get("request_timeline"))
+			c.drawTimeline(res.Get("report").Get(schema.SectionTimeline))
 		}
 		c.scrollWatch = true
 	}, func(msg string) {

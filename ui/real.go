@@ -63,15 +63,12 @@ func headline(k string) bool {
 	if k == schema.RequestThroughputRPS || k == schema.OutputThroughputTokS {
 		return true
 	}
-	stat, fam, ok := strings.Cut(k, "_")
-	switch stat {
-	case "mean", "median", "p90", "p99":
-	default:
-		return false
-	}
-	switch fam {
-	case "ttft_ms", "itl_ms", "tpot_ms", "e2e_latency_ms":
-		return ok
+	for _, f := range []schema.Family{schema.TTFT, schema.ITL, schema.TPOT, schema.E2E} {
+		for _, s := range []schema.Stat{schema.Mean, schema.Median, schema.P90, schema.P99} {
+			if k == f.Key(s) {
+				return true
+			}
+		}
 	}
 	return false
 }

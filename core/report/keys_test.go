@@ -212,3 +212,17 @@ func TestTimelineIsSchema(t *testing.T) {
 		t.Errorf("the timeline recorded %d of the %d event kinds: %v", len(seen), len(schema.EventKinds), seen)
 	}
 }
+
+// TestRecordIsSchema holds RequestRecord's fields and schema.RecordKeys
+// together.
+func TestRecordIsSchema(t *testing.T) {
+	var tags []string
+	rt := reflect.TypeFor[RequestRecord]()
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		tags = append(tags, name)
+	}
+	if !slices.Equal(tags, schema.RecordKeys) {
+		t.Errorf("RequestRecord's fields %v, schema.RecordKeys %v", tags, schema.RecordKeys)
+	}
+}

@@ -370,3 +370,47 @@ var EventKinds = []string{
 	EventArrival, EventRouted, EventAdmitted, EventParked, EventPass, EventPreempted,
 	EventFirstToken, EventPrefillDone, EventKVTransfer, EventCompleted, EventRejected,
 }
+
+// Fields of a requests.jsonl record (one request's metrics; core/report's
+// RequestRecord). A value that does not exist for the request is null; the
+// disaggregated fields are absent from other runs.
+const (
+	RecordUUID                    = "uuid"
+	RecordArrivalTimeMs           = "arrival_time_ms"
+	RecordFirstAdmitMs            = "first_admit_ms"
+	RecordFirstTokenMs            = "first_token_ms"
+	RecordLastTokenMs             = "last_token_ms"
+	RecordTerminalTimeMs          = "terminal_time_ms"
+	RecordTTFTMs                  = "ttft_ms"
+	RecordTTSTMs                  = "ttst_ms"
+	RecordITLMs                   = "itl_ms"
+	RecordE2ELatencyMs            = "e2e_latency_ms"
+	RecordInputLength             = "input_length"
+	RecordRequestedOutputLength   = "requested_output_length"
+	RecordOutputLength            = "output_length"
+	RecordReusedInputTokens       = "reused_input_tokens"
+	RecordWorker                  = "worker"
+	RecordDPRank                  = "dp_rank"
+	RecordTerminalStatus          = "terminal_status"
+	RecordRejectionReason         = "rejection_reason"
+	RecordRouterOverlapTokens     = "router_overlap_tokens"
+	RecordRouterQueueMs           = "router_queue_ms"
+	RecordTTFTBreakdownMs         = "ttft_breakdown_ms" // an object of the TTFT's parts
+	RecordPrefillWorker           = "prefill_worker"
+	RecordPrefillDPRank           = "prefill_dp_rank"
+	RecordDecodeReusedInputTokens = "decode_reused_input_tokens"
+	RecordKVTransferTokens        = "kv_transfer_tokens"
+	RecordKVTransferBytes         = "kv_transfer_bytes"
+	RecordKVTransferStartMs       = "kv_transfer_start_ms"
+	RecordKVTransferMs            = "kv_transfer_ms"
+)
+
+// RecordKeys are the fields of a requests.jsonl record, in order.
+var RecordKeys = []string{
+	RecordUUID, RecordArrivalTimeMs, RecordFirstAdmitMs, RecordFirstTokenMs, RecordLastTokenMs,
+	RecordTerminalTimeMs, RecordTTFTMs, RecordTTSTMs, RecordITLMs, RecordE2ELatencyMs, RecordInputLength,
+	RecordRequestedOutputLength, RecordOutputLength, RecordReusedInputTokens, RecordWorker, RecordDPRank,
+	RecordTerminalStatus, RecordRejectionReason, RecordRouterOverlapTokens, RecordRouterQueueMs,
+	RecordTTFTBreakdownMs, RecordPrefillWorker, RecordPrefillDPRank, RecordDecodeReusedInputTokens,
+	RecordKVTransferTokens, RecordKVTransferBytes, RecordKVTransferStartMs, RecordKVTransferMs,
+}
