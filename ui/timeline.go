@@ -116,13 +116,7 @@ func timelineView(uuid uint64, tl *requestTimeline) *TimelineView {
 		return v
 	}
 	v.Found = true
-	t0 := tl.Events[0].num(schema.TimelineTMs)
-	for _, e := range tl.Events {
-		if e.str(schema.TimelineEvent) == schema.EventArrival {
-			t0 = e.num(schema.TimelineTMs)
-			break
-		}
-	}
+	t0 := arrivalMs(tl.Events)
 	v.t0 = t0
 	since := func(t float64) string {
 		if math.IsNaN(t) {
@@ -131,13 +125,7 @@ func timelineView(uuid uint64, tl *requestTimeline) *TimelineView {
 		return "+" + fmtT(t-t0)
 	}
 	firstToken := false
-	var stats struct {
-		passes, prefill, preempt int
-		worker                   string
-		ttft, end                float64
-		status                   string
-	}
-	stats.ttft, stats.end = math.NaN(), math.NaN()
+	stats := tlStats{ttft: math.NaN(), end: math.NaN()}
 	evs := tl.Events
 	for i := 0; i < len(evs); i++ {
 		e := evs[i]
@@ -181,6 +169,32 @@ func timelineView(uuid uint64, tl *requestTimeline) *TimelineView {
 		}
 		v.Rows = append(v.Rows, row)
 	}
+	v.Head = stats.head(uuid, evs)
+	return v
+}
+
+// arrivalMs is the time of the arrival event (the first event's without
+// one): the origin of the view's times.
+func arrivalMs(evs []tlEvent) float64 {
+	for _, e := range evs {
+		if e.str(schema.TimelineEvent) == schema.EventArrival {
+			return e.num(schema.TimelineTMs)
+		}
+	}
+	return evs[0].num(schema.TimelineTMs)
+}
+
+// tlStats sums a watched request's life for the view's headline.
+type tlStats struct {
+	passes, prefill, preempt int
+	worker                   string
+	ttft, end                float64 // since arrival; NaN: none
+	status                   string  // the terminal event's kind, "" if none
+}
+
+// head is the headline of request uuid's view: its prompt and output,
+// first token, outcome, worker, passes and preemptions.
+func (stats *tlStats) head(uuid uint64, evs []tlEvent) string {
 	head := fmt.Sprintf("Request %d", uuid)
 	if a := evs[0]; a.str(schema.TimelineEvent) == schema.EventArrival {
 		head += fmt.Sprintf(": %s-token prompt, %s output tokens", count(a.num(schema.TimelineInputLength)), count(a.num(schema.TimelineOutputLength)))
@@ -208,8 +222,7 @@ func timelineView(uuid uint64, tl *requestTimeline) *TimelineView {
 	if stats.preempt > 0 {
 		parts = append(parts, fmt.Sprintf("preempted %d×", stats.preempt))
 	}
-	v.Head = head + "; " + strings.Join(parts, ", ") + "."
-	return v
+	return head + "; " + strings.Join(parts, ", ") + "."
 }
 
 // passKind names a pass by what it did for the request: computed prompt
