@@ -113,8 +113,8 @@ var keyOrder = []string{
 	schema.GoodputCompletedRequests, schema.PrefixCacheReusedRatio,
 }
 
-var stemOrder = []string{"ttft_ms", "ttst_ms", "itl_ms", "tpot_ms", "e2e_latency_ms", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"}
-var statOrder = []string{"mean_", "median_", "p75_", "p90_", "p95_", "p99_", "min_", "max_", "std_"}
+var stemOrder = []schema.Family{schema.TTFT, schema.TTST, schema.ITL, schema.TPOT, schema.E2E, schema.PerUser, schema.InputLen, schema.OutputLen}
+var statOrder = []schema.Stat{schema.Mean, schema.Median, schema.P75, schema.P90, schema.P95, schema.P99, schema.Min, schema.Max, schema.Std}
 
 func sortRank(k string) (int, int) {
 	for i, o := range keyOrder {
@@ -122,12 +122,10 @@ func sortRank(k string) (int, int) {
 			return i, 0
 		}
 	}
-	for si, p := range statOrder {
-		if stem, ok := strings.CutPrefix(k, p); ok {
-			for i, s := range stemOrder {
-				if stem == s {
-					return len(keyOrder) + i, si
-				}
+	for si, st := range statOrder {
+		for i, f := range stemOrder {
+			if k == f.Key(st) {
+				return len(keyOrder) + i, si
 			}
 		}
 	}
