@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -226,12 +227,7 @@ type aiperfRecord struct {
 // records are left out: they have no latencies to compare and no output
 // the simulator could reproduce.
 func parseAIPerfRecords(r *Run, name string, data []byte) error {
-	type rec struct {
-		start, end int64 // ns
-		req        Request
-		gaps       []float64
-	}
-	var recs []rec
+	var recs []aiperfRec
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -241,103 +237,13 @@ func parseAIPerfRecords(r *Run, name string, data []byte) error {
 		if len(b) == 0 {
 			continue
 		}
-		fail := func(format string, a ...any) error {
-			return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
-		}
-		var x aiperfRecord
-		if err := json.Unmarshal(b, &x); err != nil {
-			return fail("invalid JSON: %v", err)
-		}
-		if x.Metadata == nil {
-			return fail("metadata: missing (not an AIPerf profile_export.jsonl record)")
-		}
-		if x.Metrics == nil {
-			return fail("metrics: missing (not an AIPerf profile_export.jsonl record)")
-		}
-		phase := str(x.Metadata["benchmark_phase"])
-		if phase == "" {
-			phase = str(x.Metadata["credit_phase"])
-		}
-		if phase == "warmup" || string(x.Metadata["was_cancelled"]) == "true" {
-			continue
-		}
-		if e := bytes.TrimSpace(x.Error); len(e) > 0 && string(e) != "null" {
-			continue
-		}
-		startKey := "request_start_ns"
-		if _, ok := x.Metadata[startKey]; !ok {
-			startKey = "timestamp_ns"
-		}
-		start, ok, err := nanos(x.Metadata[startKey])
+		q, ok, err := parseAIPerfRecord(b)
 		if err != nil {
-			return fail("metadata.%s: %v", startKey, err)
+			return fmt.Errorf("%s:%d: %v", name, line, err)
 		}
-		if !ok {
-			return fail("metadata.request_start_ns: missing")
+		if ok {
+			recs = append(recs, q)
 		}
-		q := rec{start: start, req: Request{TTFTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}}
-		value := func(tags ...string) (float64, bool, error) {
-			for _, tag := range tags {
-				v, ok, err := metricValue(x.Metrics[tag])
-				if err != nil {
-					return 0, false, fmt.Errorf("metrics.%s: %v", tag, err)
-				}
-				if ok {
-					return v, true, nil
-				}
-			}
-			return 0, false, nil
-		}
-		tokens := func(tag string) (int, error) {
-			v, ok, err := value(tag)
-			if err != nil {
-				return 0, err
-			}
-			if !ok {
-				return 0, fmt.Errorf("metrics.%s: missing", tag)
-			}
-			if v != math.Trunc(v) || v > maxTokens {
-				return 0, fmt.Errorf("metrics.%s: must be an integer in [0, %d], got %v", tag, maxTokens, v)
-			}
-			return int(v), nil
-		}
-		if q.req.InputTokens, err = tokens("input_sequence_length"); err != nil {
-			return fail("%v", err)
-		}
-		if q.req.OutputTokens, err = tokens("output_sequence_length"); err != nil {
-			return fail("%v", err)
-		}
-		for _, f := range []struct {
-			dst  *float64
-			tags []string
-		}{
-			{&q.req.TTFTMs, []string{"time_to_first_token", "ttft"}},
-			{&q.req.E2EMs, []string{"request_latency"}},
-			{&q.req.ITLMs, []string{"inter_token_latency"}},
-		} {
-			v, ok, err := value(f.tags...)
-			if err != nil {
-				return fail("%v", err)
-			}
-			if ok {
-				*f.dst = v
-			}
-		}
-		if math.IsNaN(q.req.ITLMs) && q.req.OutputTokens >= 2 {
-			q.req.ITLMs = (q.req.E2EMs - q.req.TTFTMs) / float64(q.req.OutputTokens-1) // NaN unless both known
-		}
-		if q.gaps, err = metricList(x.Metrics["inter_chunk_latency"]); err != nil {
-			return fail("metrics.inter_chunk_latency: %v", err)
-		}
-		q.end = start
-		if end, ok, err := nanos(x.Metadata["request_end_ns"]); err != nil {
-			return fail("metadata.request_end_ns: %v", err)
-		} else if ok {
-			q.end = end
-		} else if !math.IsNaN(q.req.E2EMs) {
-			q.end = start + int64(math.Round(q.req.E2EMs*1e6))
-		}
-		recs = append(recs, q)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%s:%d: %v", name, line+1, err)
@@ -345,7 +251,7 @@ func parseAIPerfRecords(r *Run, name string, data []byte) error {
 	if len(recs) == 0 {
 		return fmt.Errorf("%s: no successful profiling request (every record is an error, cancelled or warmup)", name)
 	}
-	slices.SortStableFunc(recs, func(a, b rec) int {
+	slices.SortStableFunc(recs, func(a, b aiperfRec) int {
 		switch {
 		case a.start < b.start:
 			return -1
@@ -362,6 +268,123 @@ func parseAIPerfRecords(r *Run, name string, data []byte) error {
 		last = max(last, q.end)
 	}
 	r.spanMs = float64(last-t0) / 1e6
+	return nil
+}
+
+// aiperfRec is one successful profiling request of profile_export.jsonl.
+type aiperfRec struct {
+	start, end int64 // ns
+	req        Request
+	gaps       []float64
+}
+
+// parseAIPerfRecord reads one line of profile_export.jsonl; ok is false
+// for a record to leave out (warmup, cancelled, failed).
+func parseAIPerfRecord(b []byte) (q aiperfRec, ok bool, err error) {
+	var x aiperfRecord
+	if err := json.Unmarshal(b, &x); err != nil {
+		return q, false, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if x.Metadata == nil {
+		return q, false, errors.New("metadata: missing (not an AIPerf profile_export.jsonl record)")
+	}
+	if x.Metrics == nil {
+		return q, false, errors.New("metrics: missing (not an AIPerf profile_export.jsonl record)")
+	}
+	phase := str(x.Metadata["benchmark_phase"])
+	if phase == "" {
+		phase = str(x.Metadata["credit_phase"])
+	}
+	if phase == "warmup" || string(x.Metadata["was_cancelled"]) == "true" {
+		return q, false, nil
+	}
+	if e := bytes.TrimSpace(x.Error); len(e) > 0 && string(e) != "null" {
+		return q, false, nil
+	}
+	startKey := "request_start_ns"
+	if _, ok := x.Metadata[startKey]; !ok {
+		startKey = "timestamp_ns"
+	}
+	start, ok, err := nanos(x.Metadata[startKey])
+	if err != nil {
+		return q, false, fmt.Errorf("metadata.%s: %v", startKey, err)
+	}
+	if !ok {
+		return q, false, errors.New("metadata.request_start_ns: missing")
+	}
+	q = aiperfRec{start: start, req: Request{TTFTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}}
+	if err := x.latencies(&q.req); err != nil {
+		return q, false, err
+	}
+	if q.gaps, err = metricList(x.Metrics["inter_chunk_latency"]); err != nil {
+		return q, false, fmt.Errorf("metrics.inter_chunk_latency: %v", err)
+	}
+	q.end = start
+	if end, ok, err := nanos(x.Metadata["request_end_ns"]); err != nil {
+		return q, false, fmt.Errorf("metadata.request_end_ns: %v", err)
+	} else if ok {
+		q.end = end
+	} else if !math.IsNaN(q.req.E2EMs) {
+		q.end = start + int64(math.Round(q.req.E2EMs*1e6))
+	}
+	return q, true, nil
+}
+
+// latencies fills q's token counts and latencies (ms) from the record's
+// metrics; a per-request ITL the record lacks is derived from its E2E and
+// TTFT.
+func (x *aiperfRecord) latencies(q *Request) error {
+	value := func(tags ...string) (float64, bool, error) {
+		for _, tag := range tags {
+			v, ok, err := metricValue(x.Metrics[tag])
+			if err != nil {
+				return 0, false, fmt.Errorf("metrics.%s: %v", tag, err)
+			}
+			if ok {
+				return v, true, nil
+			}
+		}
+		return 0, false, nil
+	}
+	tokens := func(tag string) (int, error) {
+		v, ok, err := value(tag)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return 0, fmt.Errorf("metrics.%s: missing", tag)
+		}
+		if v != math.Trunc(v) || v > maxTokens {
+			return 0, fmt.Errorf("metrics.%s: must be an integer in [0, %d], got %v", tag, maxTokens, v)
+		}
+		return int(v), nil
+	}
+	var err error
+	if q.InputTokens, err = tokens("input_sequence_length"); err != nil {
+		return err
+	}
+	if q.OutputTokens, err = tokens("output_sequence_length"); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		dst  *float64
+		tags []string
+	}{
+		{&q.TTFTMs, []string{"time_to_first_token", "ttft"}},
+		{&q.E2EMs, []string{"request_latency"}},
+		{&q.ITLMs, []string{"inter_token_latency"}},
+	} {
+		v, ok, err := value(f.tags...)
+		if err != nil {
+			return err
+		}
+		if ok {
+			*f.dst = v
+		}
+	}
+	if math.IsNaN(q.ITLMs) && q.OutputTokens >= 2 {
+		q.ITLMs = (q.E2EMs - q.TTFTMs) / float64(q.OutputTokens-1) // NaN unless both known
+	}
 	return nil
 }
 
