@@ -7,25 +7,12 @@ import (
 	"strconv"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // This file: the TTFT breakdown (report.ttft_breakdown and a request's
 // ttft_breakdown_ms) turned into stacked bars and their legend table. Pure
 // Go, tested natively.
-
-// ttftBreakdown mirrors the report's ttft_breakdown section.
-type ttftBreakdown struct {
-	Requests   int             `json:"requests"`
-	MeanTTFTMs float64         `json:"mean_ttft_ms"`
-	Parts      []breakdownPart `json:"parts"`
-}
-
-type breakdownPart struct {
-	Part   string  `json:"part"`
-	MeanMs float64 `json:"mean_ms"`
-	P50Ms  float64 `json:"p50_ms"`
-	P99Ms  float64 `json:"p99_ms"`
-}
 
 // partInfo is the description of a part (metrics.TTFTParts, the report's
 // order) and its place in that order; an unknown part (a newer core) gets
@@ -90,7 +77,7 @@ func (b *BreakdownBar) Shown() []BarSegment {
 // newBar builds a bar from (part, ms) pairs in the core's order, sorted
 // into metrics.TTFTParts order (unknown parts last). The shares are of the parts'
 // sum, which is the total: the parts add up to the TTFT.
-func newBar(title string, parts []breakdownPart) *BreakdownBar {
+func newBar(title string, parts []schema.BreakdownPart) *BreakdownBar {
 	b := &BreakdownBar{Title: title}
 	idx := map[string]int{}
 	for _, p := range parts {
@@ -118,7 +105,7 @@ func newBar(title string, parts []breakdownPart) *BreakdownBar {
 
 // aggregateBar is the bar of the report's mean TTFT by part (nil without a
 // breakdown).
-func aggregateBar(bd *ttftBreakdown) *BreakdownBar {
+func aggregateBar(bd *schema.BreakdownSection) *BreakdownBar {
 	if bd == nil || len(bd.Parts) == 0 {
 		return nil
 	}
@@ -135,11 +122,11 @@ func requestBar(uuid uint64, parts map[string]float64) *BreakdownBar {
 	if parts == nil {
 		return nil
 	}
-	list := make([]breakdownPart, 0, len(parts))
+	list := make([]schema.BreakdownPart, 0, len(parts))
 	for k, v := range parts {
-		list = append(list, breakdownPart{Part: k, MeanMs: v})
+		list = append(list, schema.BreakdownPart{Part: k, MeanMs: v})
 	}
-	slices.SortFunc(list, func(a, b breakdownPart) int { // a stable order for unknown parts
+	slices.SortFunc(list, func(a, b schema.BreakdownPart) int { // a stable order for unknown parts
 		if a.Part < b.Part {
 			return -1
 		}
@@ -162,11 +149,11 @@ type LegendRow struct {
 
 // legendRows lists every part of the aggregate (and of the selected
 // request) with its mean, share, p50, p99 and the request's time.
-func legendRows(bd *ttftBreakdown, agg, req *BreakdownBar) []LegendRow {
+func legendRows(bd *schema.BreakdownSection, agg, req *BreakdownBar) []LegendRow {
 	if agg == nil {
 		return nil
 	}
-	stats := map[string]breakdownPart{}
+	stats := map[string]schema.BreakdownPart{}
 	for _, p := range bd.Parts {
 		stats[p.Part] = p
 	}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/dynosim/dynosim-web/core/report/metrics"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 const breakdownJSON = `{"summary": {}, "ttft_breakdown": {"requests": 987, "mean_ttft_ms": 123.4, "parts": [
@@ -210,7 +212,7 @@ func TestParseUUID(t *testing.T) {
 }
 
 func TestRealRows(t *testing.T) {
-	rows := realRows([]realMetric{{"mean_ttft_ms", 100, 112, 0.12}, {"request_throughput_rps", 2, 1.9, -0.05}, {"x", 1, math.NaN(), math.NaN()}})
+	rows := realRows([]realMetric{{schema.TTFT.Key(schema.Mean), 100, 112, 0.12}, {schema.RequestThroughputRPS, 2, 1.9, -0.05}, {"x", 1, math.NaN(), math.NaN()}})
 	if r := rows[0]; r.Measured != "100 ms" || r.Predicted != "112 ms" || r.Error != "+12.0 %" || !r.Bad {
 		t.Errorf("row 0 = %+v", r)
 	}
@@ -226,8 +228,8 @@ func ftoa(v float64) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestRealView(t *testing.T) {
 	v := realView("aiperf", "a.json", []realMetric{
-		{"mean_ttft_ms", 100, 110, 0.1}, {"p75_ttft_ms", 120, 130, 1.0 / 12}, {"request_throughput_rps", 2, 2, 0},
-		{"completed_requests", 89, 1000, 1000.0/89 - 1}, {"mean_input_sequence_length", 550, 560, 560.0/550 - 1},
+		{schema.TTFT.Key(schema.Mean), 100, 110, 0.1}, {schema.TTFT.Key(schema.P75), 120, 130, 1.0 / 12}, {schema.RequestThroughputRPS, 2, 2, 0},
+		{schema.CompletedRequests, 89, 1000, 1000.0/89 - 1}, {schema.InputLen.Key(schema.Mean), 550, 560, 560.0/550 - 1},
 	})
 	var main, more []string
 	for _, r := range v.Rows {
@@ -242,7 +244,7 @@ func TestRealView(t *testing.T) {
 	if !strings.Contains(v.Note, "completed requests 89 measured vs 1,000 predicted") || strings.Contains(v.Note, "prompt") {
 		t.Errorf("note = %q", v.Note)
 	}
-	if realView("x", "", []realMetric{{"mean_ttft_ms", 1, 1, 0}}).Note != "" {
+	if realView("x", "", []realMetric{{schema.TTFT.Key(schema.Mean), 1, 1, 0}}).Note != "" {
 		t.Error("a note without a mismatch")
 	}
 }

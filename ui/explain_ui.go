@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 )
@@ -55,7 +56,7 @@ func (c *Root) showExplain(r *RunEntry) {
 		return
 	}
 	c.AggBar = aggregateBar(r.Parsed.Breakdown)
-	c.TTFTP50, c.TTFTP99 = fmtMs(num(r.Parsed.Summary, "median_ttft_ms")), fmtMs(num(r.Parsed.Summary, "p99_ttft_ms"))
+	c.TTFTP50, c.TTFTP99 = fmtMs(num(r.Parsed.Summary, schema.TTFT.Key(schema.Median))), fmtMs(num(r.Parsed.Summary, schema.TTFT.Key(schema.P99)))
 	c.setRequestBar(r, nil)
 }
 
@@ -183,7 +184,7 @@ func (c *Root) SelectRequest(id string) {
 			}
 		}
 		if c.Watch.Found {
-			c.drawTimeline(res.Get("report").Get("request_timeline"))
+			c.drawTimeline(res.Get("report").Get(schema.SectionTimeline))
 		}
 		c.scrollWatch = true
 	}, func(msg string) {

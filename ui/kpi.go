@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // KPI is one headline card above the tables.
@@ -38,36 +39,36 @@ func pair(a, b float64) string { return metrics.Duration(a) + " / " + metrics.Du
 // kpis are the headline figures of a report: the answers first.
 func kpis(r *parsedReport) []KPI {
 	s := r.Summary
-	gpus := num(s, "total_gpus")
-	thr := num(s, "output_throughput_tok_s")
+	gpus := num(s, schema.TotalGPUs)
+	thr := num(s, schema.OutputThroughputTokS)
 	perGPU := "per GPU: n/a"
 	if gpus > 0 && !math.IsNaN(thr) {
 		perGPU = metrics.Format(thr/gpus) + " tok/s per GPU"
 	}
 	out := []KPI{{ID: "kpi-throughput", Label: "Output throughput", Value: metrics.Format(thr) + " tok/s", Sub: perGPU,
-		Help: metrics.Help("output_throughput_tok_s") + " Per GPU: " + glossaryText("Output throughput per GPU")}}
+		Help: metrics.Help(schema.OutputThroughputTokS) + " Per GPU: " + glossaryText("Output throughput per GPU")}}
 	good := KPI{ID: "kpi-goodput", Label: "Goodput", Help: glossaryText("Goodput")}
-	if g, ok := s["goodput_request_throughput_rps"]; ok {
+	if g, ok := s[schema.GoodputRequestThroughputRPS]; ok {
 		good.Value = metrics.Format(g) + " req/s"
 		share := "n/a"
-		if n := num(s, "num_requests"); n > 0 {
-			share = fmt.Sprintf("%.1f %%", num(s, "goodput_completed_requests")/n*100)
+		if n := num(s, schema.NumRequests); n > 0 {
+			share = fmt.Sprintf("%.1f %%", num(s, schema.GoodputCompletedRequests)/n*100)
 		}
 		good.Sub = share + " of requests met the SLA" + slaText(r.SLA)
 	} else {
 		good.Value, good.Sub = "no SLA set", "set evaluation.sla (ttft_ms, itl_ms, e2e_ms) to measure goodput"
 	}
 	out = append(out, good,
-		KPI{ID: "kpi-ttft", Label: "TTFT p50 / p99", Value: pair(num(s, "median_ttft_ms"), num(s, "p99_ttft_ms")),
-			Sub: "mean " + metrics.Duration(num(s, "mean_ttft_ms")), Help: glossaryText("TTFT")},
-		KPI{ID: "kpi-itl", Label: "ITL p50 / p99", Value: pair(num(s, "median_itl_ms"), num(s, "p99_itl_ms")),
-			Sub: "mean " + metrics.Duration(num(s, "mean_itl_ms")), Help: glossaryText("ITL")},
-		KPI{ID: "kpi-e2e", Label: "Request latency p50", Value: metrics.Duration(num(s, "median_e2e_latency_ms")),
-			Sub: "p99 " + metrics.Duration(num(s, "p99_e2e_latency_ms")), Help: glossaryText("Request latency")},
-		KPI{ID: "kpi-gpus", Label: "GPUs", Value: metrics.Format(gpus), Sub: gpuSub(r), Help: metrics.Help("total_gpus")},
-		KPI{ID: "kpi-duration", Label: "Simulated duration", Value: metrics.Duration(num(s, "duration_ms")),
-			Sub:  metrics.Format(num(s, "completed_requests")) + " of " + metrics.Format(num(s, "num_requests")) + " requests completed",
-			Help: metrics.Help("duration_ms") + " " + glossaryText("Simulated vs wall time")},
+		KPI{ID: "kpi-ttft", Label: "TTFT p50 / p99", Value: pair(num(s, schema.TTFT.Key(schema.Median)), num(s, schema.TTFT.Key(schema.P99))),
+			Sub: "mean " + metrics.Duration(num(s, schema.TTFT.Key(schema.Mean))), Help: glossaryText("TTFT")},
+		KPI{ID: "kpi-itl", Label: "ITL p50 / p99", Value: pair(num(s, schema.ITL.Key(schema.Median)), num(s, schema.ITL.Key(schema.P99))),
+			Sub: "mean " + metrics.Duration(num(s, schema.ITL.Key(schema.Mean))), Help: glossaryText("ITL")},
+		KPI{ID: "kpi-e2e", Label: "Request latency p50", Value: metrics.Duration(num(s, schema.E2E.Key(schema.Median))),
+			Sub: "p99 " + metrics.Duration(num(s, schema.E2E.Key(schema.P99))), Help: glossaryText("Request latency")},
+		KPI{ID: "kpi-gpus", Label: "GPUs", Value: metrics.Format(gpus), Sub: gpuSub(r), Help: metrics.Help(schema.TotalGPUs)},
+		KPI{ID: "kpi-duration", Label: "Simulated duration", Value: metrics.Duration(num(s, schema.DurationMs)),
+			Sub:  metrics.Format(num(s, schema.CompletedRequests)) + " of " + metrics.Format(num(s, schema.NumRequests)) + " requests completed",
+			Help: metrics.Help(schema.DurationMs) + " " + glossaryText("Simulated vs wall time")},
 	)
 	return out
 }
@@ -79,15 +80,15 @@ func gpuSub(r *parsedReport) string {
 	if len(d.Pools) == 0 {
 		return ""
 	}
-	s := strings.Join(unique(d.Pools, func(p poolDeployment) string { return hardwareName(p.Hardware) }), ", ")
-	if m := num(r.Summary, "mean_gpus"); r.Planner != nil && !math.IsNaN(m) {
+	s := strings.Join(unique(d.Pools, func(p schema.PoolDeployment) string { return hardwareName(p.Hardware) }), ", ")
+	if m := num(r.Summary, schema.MeanGPUs); r.Planner != nil && !math.IsNaN(m) {
 		s += ", " + metrics.Format(m) + " on average (planner)"
 	}
 	return s
 }
 
 // slaText is " (TTFT ≤ 500 ms, ITL ≤ 50 ms)" or "".
-func slaText(s *slaInfo) string {
+func slaText(s *schema.SLAInfo) string {
 	if s == nil {
 		return ""
 	}
@@ -133,7 +134,7 @@ type BadgePool struct {
 
 // badgePools describes each pool: GPU, replicas × tensor × attention-data
 // parallelism, timing model and how far it is validated.
-func badgePools(d deployment) []BadgePool {
+func badgePools(d schema.Deployment) []BadgePool {
 	out := make([]BadgePool, 0, len(d.Pools))
 	for _, p := range d.Pools {
 		out = append(out, BadgePool{
@@ -163,7 +164,7 @@ type MemoryLine struct {
 }
 
 // memoryLines divide each pool's GPU memory: weights, KV cache, reserve, free.
-func memoryLines(d deployment) []MemoryLine {
+func memoryLines(d schema.Deployment) []MemoryLine {
 	out := make([]MemoryLine, 0, len(d.Pools))
 	for _, p := range d.Pools {
 		t := fmt.Sprintf("%s, per %s (%s): weights %s, KV cache %s (%s blocks of %d tokens, capacity %s), reserve %s, free %s",
@@ -189,7 +190,7 @@ func memoryLines(d deployment) []MemoryLine {
 // ranWhat says what a run simulated: "1,000 requests, 8 × H100 SXM,
 // default timing".
 func ranWhat(r *parsedReport) string {
-	parts := []string{metrics.Format(num(r.Summary, "num_requests")) + " requests"}
+	parts := []string{metrics.Format(num(r.Summary, schema.NumRequests)) + " requests"}
 	var pools []string
 	for _, p := range r.Deployment.Pools {
 		s := fmt.Sprintf("%d × %s", p.Replicas*max(1, p.GPUsPerWorker), hardwareName(p.Hardware))
@@ -201,7 +202,7 @@ func ranWhat(r *parsedReport) string {
 	if len(pools) > 0 {
 		parts = append(parts, strings.Join(pools, " + "))
 	}
-	if t := unique(r.Deployment.Pools, func(p poolDeployment) string { return p.Timing }); len(t) > 0 {
+	if t := unique(r.Deployment.Pools, func(p schema.PoolDeployment) string { return p.Timing }); len(t) > 0 {
 		parts = append(parts, strings.Join(t, "/")+" timing")
 	}
 	if r.Planner != nil {

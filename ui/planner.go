@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // This file: the planner panel of a run with the planner in the loop
@@ -15,45 +16,15 @@ import (
 // changed a pool's workers) as a table, and what public/planner.js needs to
 // mark them on its plots. Pure Go, tested natively.
 
-// plannerReport mirrors report.PlannerReport (core/report/planner.go).
-type plannerReport struct {
-	Ticks    []plannerTick `json:"ticks"`
-	Workers  []workerStep  `json:"workers"`
-	GPUHours *float64      `json:"gpu_hours"`
-	MeanGPUs *float64      `json:"mean_gpus"`
-}
-
-// plannerTick is what the page reads of a tick; the estimates and the
-// traffic are drawn by planner.js straight from the report.
-type plannerTick struct {
-	Tick   int           `json:"tick"`
-	TMs    float64       `json:"t_ms"`
-	Reason string        `json:"reason"`
-	Pools  []plannerPool `json:"pools"`
-}
-
-// plannerPool is a pool at a tick: the planner's target and the workers
-// after the decision.
-type plannerPool struct {
-	Pool     string `json:"pool"`
-	Target   int    `json:"target"`
-	Active   int    `json:"active"`
-	Starting int    `json:"starting"`
-	Draining int    `json:"draining"`
-	Floor    int    `json:"floor"`
-}
-
-// workerStep is a pool's workers from TMs on.
-type workerStep struct {
-	TMs      float64 `json:"t_ms"`
-	Pool     string  `json:"pool"`
-	Active   int     `json:"active"`
-	Starting int     `json:"starting"`
-	Draining int     `json:"draining"`
+// plannerSection is the report's planner section. gpu_hours is read as a
+// pointer so that a report without it (an older core) shows "—", not 0.
+type plannerSection struct {
+	schema.Planner
+	GPUHours *float64 `json:"gpu_hours"`
 }
 
 // provisioned are the workers that hold GPUs: active, starting or draining.
-func (w workerStep) provisioned() int { return w.Active + w.Starting + w.Draining }
+func provisioned(c schema.WorkerCount) int { return c.Active + c.Starting + c.Draining }
 
 // PlannerView is the planner panel of the shown run.
 type PlannerView struct {
@@ -89,7 +60,7 @@ const maxDecisionRows = 200
 
 // plannerView derives the panel from the report's planner section (nil:
 // no planner, no panel).
-func plannerView(p *plannerReport) *PlannerView {
+func plannerView(p *plannerSection) *PlannerView {
 	if p == nil {
 		return nil
 	}
@@ -109,7 +80,7 @@ func plannerView(p *plannerReport) *PlannerView {
 // plannerRanges are the pools in the order they first appear, each with
 // its fewest and most provisioned workers over the run (from the workers
 // series; from the ticks when the series is empty).
-func plannerRanges(p *plannerReport) []PlannerRange {
+func plannerRanges(p *plannerSection) []PlannerRange {
 	var out []PlannerRange
 	at := map[string]int{}
 	add := func(pool string, n int) {
@@ -122,7 +93,7 @@ func plannerRanges(p *plannerReport) []PlannerRange {
 		out[i].Min, out[i].Max = min(out[i].Min, n), max(out[i].Max, n)
 	}
 	for _, w := range p.Workers {
-		add(w.Pool, w.provisioned())
+		add(w.Pool, provisioned(w.WorkerCount))
 	}
 	if len(p.Workers) == 0 {
 		for _, t := range p.Ticks {
@@ -139,7 +110,7 @@ func plannerRanges(p *plannerReport) []PlannerRange {
 // first tick its active and starting workers in the series before the
 // tick (the first step when there is none before it). Starting workers
 // count: a worker that becomes ready changes no decision.
-func plannerDecisions(p *plannerReport) []PlannerDecision {
+func plannerDecisions(p *plannerSection) []PlannerDecision {
 	var out []PlannerDecision
 	last := map[string]int{}
 	for i, t := range p.Ticks {
@@ -159,7 +130,7 @@ func plannerDecisions(p *plannerReport) []PlannerDecision {
 
 // workersBefore is pool's active and starting workers just before t: the
 // last step before t, else its first step (false: the pool has none).
-func workersBefore(steps []workerStep, pool string, t float64) (int, bool) {
+func workersBefore(steps []schema.WorkerStep, pool string, t float64) (int, bool) {
 	n, ok := 0, false
 	for _, w := range steps {
 		if w.Pool != pool {
@@ -182,7 +153,7 @@ func workersBefore(steps []workerStep, pool string, t float64) (int, bool) {
 func plannerSummary(v *PlannerView) string {
 	parts := []string{fmt.Sprintf("%s tick%s, %s scaling decision%s", metrics.Format(float64(v.Ticks)), plural(v.Ticks),
 		metrics.Format(float64(len(v.Decisions))), plural(len(v.Decisions))),
-		formatKey("gpu_hours", v.GPUHours), formatKey("mean_gpus", v.MeanGPUs) + " on average (time-weighted)"}
+		formatKey(schema.GPUHours, v.GPUHours), formatKey(schema.MeanGPUs, v.MeanGPUs) + " on average (time-weighted)"}
 	if math.IsNaN(v.GPUHours) {
 		parts[1] = "— GPU·h"
 	}

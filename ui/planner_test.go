@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // plannerJSON is a load-based run: 8 workers scaled down twice, then up
@@ -86,12 +88,15 @@ func TestPlannerViewPools(t *testing.T) {
 	// disaggregated: each pool's decisions against its own workers; a pool
 	// the first tick does not change is no decision; no workers series:
 	// the ranges come from the ticks
-	p := &plannerReport{
-		Ticks: []plannerTick{
-			{Tick: 0, TMs: 1000, Reason: "a", Pools: []plannerPool{{Pool: "prefill", Target: 2, Active: 1, Starting: 1}, {Pool: "decode", Target: 1, Active: 1}}},
-			{Tick: 1, TMs: 2000, Reason: "b", Pools: []plannerPool{{Pool: "prefill", Target: 2, Active: 2}, {Pool: "decode", Target: 3, Active: 1, Starting: 2}}},
-		},
+	pool := func(name string, target, active, starting int) schema.PlannerPool {
+		return schema.PlannerPool{Pool: name, Target: target, WorkerCount: schema.WorkerCount{Active: active, Starting: starting}}
 	}
+	p := &plannerSection{Planner: schema.Planner{
+		Ticks: []schema.PlannerTick{
+			{Tick: 0, TMs: 1000, Reason: "a", Pools: []schema.PlannerPool{pool("prefill", 2, 1, 1), pool("decode", 1, 1, 0)}},
+			{Tick: 1, TMs: 2000, Reason: "b", Pools: []schema.PlannerPool{pool("prefill", 2, 2, 0), pool("decode", 3, 1, 2)}},
+		},
+	}}
 	v := plannerView(p)
 	if len(v.Decisions) != 1 || v.Decisions[0].Pool != "decode" || v.Decisions[0].From != 1 || v.Decisions[0].To != 3 || v.Decisions[0].Index != 1 {
 		t.Errorf("decisions = %+v", v.Decisions)
@@ -107,7 +112,7 @@ func TestPlannerViewPools(t *testing.T) {
 	}
 	// with a workers series, a pool's first tick compares with the step
 	// before it
-	p.Workers = []workerStep{{TMs: 0, Pool: "prefill", Active: 1}, {TMs: 0, Pool: "decode", Active: 1}}
+	p.Workers = []schema.WorkerStep{{TMs: 0, Pool: "prefill", WorkerCount: schema.WorkerCount{Active: 1}}, {TMs: 0, Pool: "decode", WorkerCount: schema.WorkerCount{Active: 1}}}
 	if v := plannerView(p); len(v.Decisions) != 2 || v.Decisions[0].Pool != "prefill" || v.Decisions[0].From != 1 {
 		t.Errorf("decisions = %+v", v.Decisions)
 	}

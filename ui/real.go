@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 )
@@ -59,18 +60,15 @@ type realMetric struct {
 // mean, median, p90 and p99 of TTFT, ITL, TPOT and E2E latency, and the
 // request and output throughputs (core/measured orders the rows).
 func headline(k string) bool {
-	if k == "request_throughput_rps" || k == "output_throughput_tok_s" {
+	if k == schema.RequestThroughputRPS || k == schema.OutputThroughputTokS {
 		return true
 	}
-	stat, fam, ok := strings.Cut(k, "_")
-	switch stat {
-	case "mean", "median", "p90", "p99":
-	default:
-		return false
-	}
-	switch fam {
-	case "ttft_ms", "itl_ms", "tpot_ms", "e2e_latency_ms":
-		return ok
+	for _, f := range []schema.Family{schema.TTFT, schema.ITL, schema.TPOT, schema.E2E} {
+		for _, s := range []schema.Stat{schema.Mean, schema.Median, schema.P90, schema.P99} {
+			if k == f.Key(s) {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -93,8 +91,8 @@ func realView(tool, files string, ms []realMetric) *RealView {
 // measured one (request count or mean lengths 10 % apart): then the errors
 // mix the model's error with the difference in load.
 func workloadNote(ms []realMetric) string {
-	what := map[string]string{"completed_requests": "completed requests", "mean_input_sequence_length": "mean prompt tokens",
-		"mean_output_sequence_length": "mean output tokens"}
+	what := map[string]string{schema.CompletedRequests: "completed requests", schema.InputLen.Key(schema.Mean): "mean prompt tokens",
+		schema.OutputLen.Key(schema.Mean): "mean output tokens"}
 	var diffs []string
 	for _, m := range ms {
 		if w, ok := what[m.Key]; ok && math.Abs(m.Error) > 0.10 {

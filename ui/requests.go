@@ -11,20 +11,21 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // requestColumns is the display order of per-request fields; unknown fields
 // follow in the order they first appear.
 var requestColumns = []string{
-	"uuid", "worker", "arrival_time_ms", "input_length", "output_length",
-	"reused_input_tokens", "ttft_ms", "itl_ms", "e2e_latency_ms", "terminal_status",
+	schema.RecordUUID, schema.RecordWorker, schema.RecordArrivalTimeMs, schema.RecordInputLength, schema.RecordOutputLength,
+	schema.RecordReusedInputTokens, schema.RecordTTFTMs, schema.RecordITLMs, schema.RecordE2ELatencyMs, schema.RecordTerminalStatus,
 }
 
 // breakdownField is the per-request TTFT breakdown: an object of parts
 // (null without a first token). It is no column: the table would show one
 // huge cell. The selected request's bar reads it, and the CSV flattens it
 // into one column per part.
-const breakdownField = "ttft_breakdown_ms"
+const breakdownField = schema.RecordTTFTBreakdownMs
 
 // RequestTable holds parsed per-request records for the paged, sortable
 // table. Only one page of rows is ever put in the DOM.
@@ -85,7 +86,7 @@ func parseRequests(jsonl []byte) (*RequestTable, error) {
 			t.Columns = append(t.Columns, c)
 		}
 	}
-	t.UUIDCol = slices.Index(t.Columns, "uuid")
+	t.UUIDCol = slices.Index(t.Columns, schema.RecordUUID)
 	for n, m := range recs {
 		row := make([]cell, len(t.Columns))
 		for i, c := range t.Columns {

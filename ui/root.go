@@ -357,17 +357,7 @@ func (c *Root) Run() {
 				if run == c.RunCount {
 					c.finish(res, key, config, label, opts)
 				}
-			}, func(msg string) {
-				if run != c.RunCount {
-					return
-				}
-				c.stop()
-				if msg == "canceled" {
-					c.Status = "Canceled."
-					return
-				}
-				c.Error, c.Status, c.failed = msg, "Failed.", true
-			})
+			}, c.runFailed(run))
 			return
 		}
 		progress := c.funcOf(func(args []js.Value) {
@@ -389,21 +379,29 @@ func (c *Root) Run() {
 			c.finish(res, key, config, label, opts)
 		}, func(msg string) {
 			progress.Release()
-			if run != c.RunCount {
-				return
-			}
-			c.stop()
-			if msg == "canceled" {
-				c.Status = "Canceled."
-				return
-			}
-			c.Error, c.Status, c.failed = msg, "Failed.", true
+			c.runFailed(run)(msg)
 		})
 	}
 	c.withTrace(start, func(msg string) {
 		c.stop()
 		c.Error, c.Status, c.failed = msg, "Failed.", true
 	})
+}
+
+// runFailed handles the rejection of run number run: canceled or failed,
+// unless a newer run has replaced it.
+func (c *Root) runFailed(run int) func(msg string) {
+	return func(msg string) {
+		if run != c.RunCount {
+			return
+		}
+		c.stop()
+		if msg == "canceled" {
+			c.Status = "Canceled."
+			return
+		}
+		c.Error, c.Status, c.failed = msg, "Failed.", true
+	}
 }
 
 // Cancel stops the running replay (the worker is terminated and replaced).

@@ -9,98 +9,59 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // parsedReport is what the page reads of a report: the summary (null → NaN),
 // the SLA, the deployment, the warnings, the workers' shares, the TTFT
 // breakdown, the watched request's timeline, the planner's section and the
-// KV tiers.
+// KV tiers. The sections are core/report/schema's types, so the page keeps
+// no copy of the report's shape (and ui.wasm links no simulator code).
 type parsedReport struct {
 	Summary    map[string]float64
-	SLA        *slaInfo
-	Deployment deployment
+	SLA        *schema.SLAInfo
+	Deployment schema.Deployment
 	Warnings   []string
-	Workers    []workerShare
-	Breakdown  *ttftBreakdown
+	Workers    []schema.WorkerStats
+	Breakdown  *schema.BreakdownSection
 	Timeline   *requestTimeline
-	Planner    *plannerReport
-	KVTiers    []tierPool
+	Planner    *plannerSection
+	KVTiers    []schema.TierPool
 }
 
-type slaInfo struct {
-	TTFTMs *float64 `json:"ttft_ms"`
-	ITLMs  *float64 `json:"itl_ms"`
-	E2EMs  *float64 `json:"e2e_ms"`
-}
-
-// deployment mirrors report.Deployment (core/report/deployment.go).
-type deployment struct {
-	Mode    string           `json:"mode"`
-	Backend string           `json:"backend"`
-	Model   string           `json:"model"`
-	Pools   []poolDeployment `json:"pools"`
-}
-
-type poolDeployment struct {
-	Name          string  `json:"name"`
-	Hardware      string  `json:"hardware"`
-	Replicas      int     `json:"replicas"`
-	Tensor        int     `json:"tensor"`
-	AttentionData int     `json:"attention_data"`
-	GPUsPerWorker int     `json:"gpus_per_worker"`
-	Timing        string  `json:"timing"`
-	Validation    string  `json:"validation"`
-	Capacity      string  `json:"capacity"`
-	KVBlocks      int     `json:"kv_blocks"`
-	BlockSize     int     `json:"block_size"`
-	GPUBytes      float64 `json:"gpu_memory_bytes"`
-	WeightsBytes  float64 `json:"weights_bytes"`
-	KVBytes       float64 `json:"kv_cache_bytes"`
-	ReserveBytes  float64 `json:"reserve_bytes"`
-	FreeBytes     float64 `json:"free_bytes"`
-	Fits          bool    `json:"fits"`
-}
-
-// workerShare is what the page reads of a report's per-worker stats.
-type workerShare struct {
-	Worker   int     `json:"worker"`
-	Requests int     `json:"requests"`
-	Share    float64 `json:"request_share"`
-}
-
-// parseReport decodes report JSON in one pass. An undefined summary value
-// (null: a rate over no time, a latency of no request) becomes NaN and
-// shows as "—".
+// parseReport decodes report JSON, each section by its schema name. An
+// undefined summary value (null: a rate over no time, a latency of no
+// request) becomes NaN and shows as "—".
 func parseReport(reportJSON []byte) (*parsedReport, error) {
-	var r struct {
-		Summary    map[string]*float64 `json:"summary"`
-		SLA        *slaInfo            `json:"sla"`
-		Deployment deployment          `json:"deployment"`
-		Warnings   []string            `json:"warnings"`
-		Workers    []workerShare       `json:"workers"`
-		Breakdown  *ttftBreakdown      `json:"ttft_breakdown"`
-		Timeline   *requestTimeline    `json:"request_timeline"`
-		Planner    *plannerReport      `json:"planner"`
-		KVTiers    []tierPool          `json:"kv_tiers"`
-	}
-	if err := json.Unmarshal(reportJSON, &r); err != nil {
+	var sections map[string]json.RawMessage
+	if err := json.Unmarshal(reportJSON, &sections); err != nil {
 		return nil, err
 	}
-	out := make(map[string]float64, len(r.Summary))
-	for k, v := range r.Summary {
-		out[k] = math.NaN()
-		if v != nil {
-			out[k] = *v
+	var sum map[string]*float64
+	r := &parsedReport{}
+	for _, s := range []struct {
+		name string
+		into any
+	}{
+		{schema.SectionSummary, &sum}, {schema.SectionSLA, &r.SLA}, {schema.SectionDeployment, &r.Deployment},
+		{schema.SectionWarnings, &r.Warnings}, {schema.SectionWorkers, &r.Workers}, {schema.SectionTTFTBreakdown, &r.Breakdown},
+		{schema.SectionTimeline, &r.Timeline}, {schema.SectionPlanner, &r.Planner}, {schema.SectionKVTiers, &r.KVTiers},
+	} {
+		if raw, ok := sections[s.name]; ok {
+			if err := json.Unmarshal(raw, s.into); err != nil {
+				return nil, fmt.Errorf("%s: %w", s.name, err)
+			}
 		}
 	}
-	return &parsedReport{Summary: out, SLA: r.SLA, Deployment: r.Deployment, Warnings: r.Warnings, Workers: r.Workers,
-		Breakdown: r.Breakdown, Timeline: r.Timeline, Planner: r.Planner, KVTiers: r.KVTiers}, nil
+	r.Summary = make(map[string]float64, len(sum))
+	for k, v := range sum {
+		r.Summary[k] = math.NaN()
+		if v != nil {
+			r.Summary[k] = *v
+		}
+	}
+	return r, nil
 }
-
-// wallClock are the summary fields that measure this machine's wall time
-// (the page's copy of report.WallClockKeys). They are shown apart as the
-// simulator's speed and never compared between runs.
-var wallClock = map[string]bool{"wall_time_ms": true, "processed_tokens_per_s": true, "processed_output_tokens_per_s": true}
 
 // SummaryRow is one metric of the summary: its formatted value, the
 // baseline run's value and the change against it.
@@ -121,7 +82,7 @@ var groupTitles = []string{"Latency", "Throughput", "Cache", "Scheduling", "SLA 
 // groupOf is the group of a summary key ("" for the wall-clock keys).
 func groupOf(k, mode string) string {
 	switch {
-	case wallClock[k]:
+	case schema.IsWallClock(k):
 		return ""
 	case strings.HasPrefix(k, "goodput_"):
 		return "SLA (goodput)"
@@ -137,7 +98,7 @@ func groupOf(k, mode string) string {
 		return "Latency"
 	case strings.Contains(k, "prefix_cache") || strings.Contains(k, "overlap") || strings.HasPrefix(k, "kv_"):
 		return "Cache"
-	case k == "num_preemptions" || strings.Contains(k, "router_queue") || k == "rejected_requests" || k == "unfinished_requests":
+	case k == schema.NumPreemptions || strings.Contains(k, "router_queue") || k == schema.RejectedRequests || k == schema.UnfinishedRequests:
 		return "Scheduling"
 	}
 	return "Other"
@@ -146,14 +107,14 @@ func groupOf(k, mode string) string {
 // keyOrder puts the headline keys first, then distributions by metric and
 // statistic; the rest follow alphabetically.
 var keyOrder = []string{
-	"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
-	"duration_ms", "total_gpus", "gpu_hours", "output_throughput_tok_s", "request_throughput_rps",
-	"total_throughput_tok_s", "input_throughput_tok_s", "goodput_request_throughput_rps",
-	"goodput_completed_requests", "prefix_cache_reused_ratio",
+	schema.NumRequests, schema.CompletedRequests, schema.TotalInputTokens, schema.TotalOutputTokens,
+	schema.DurationMs, schema.TotalGPUs, schema.GPUHours, schema.OutputThroughputTokS, schema.RequestThroughputRPS,
+	schema.TotalThroughputTokS, schema.InputThroughputTokS, schema.GoodputRequestThroughputRPS,
+	schema.GoodputCompletedRequests, schema.PrefixCacheReusedRatio,
 }
 
-var stemOrder = []string{"ttft_ms", "ttst_ms", "itl_ms", "tpot_ms", "e2e_latency_ms", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"}
-var statOrder = []string{"mean_", "median_", "p75_", "p90_", "p95_", "p99_", "min_", "max_", "std_"}
+var stemOrder = []schema.Family{schema.TTFT, schema.TTST, schema.ITL, schema.TPOT, schema.E2E, schema.PerUser, schema.InputLen, schema.OutputLen}
+var statOrder = []schema.Stat{schema.Mean, schema.Median, schema.P75, schema.P90, schema.P95, schema.P99, schema.Min, schema.Max, schema.Std}
 
 func sortRank(k string) (int, int) {
 	for i, o := range keyOrder {
@@ -161,12 +122,10 @@ func sortRank(k string) (int, int) {
 			return i, 0
 		}
 	}
-	for si, p := range statOrder {
-		if stem, ok := strings.CutPrefix(k, p); ok {
-			for i, s := range stemOrder {
-				if stem == s {
-					return len(keyOrder) + i, si
-				}
+	for si, st := range statOrder {
+		for i, f := range stemOrder {
+			if k == f.Key(st) {
+				return len(keyOrder) + i, si
 			}
 		}
 	}
@@ -227,17 +186,17 @@ func keyHelp(k string) string {
 		return h
 	}
 	switch k {
-	case "processed_tokens_per_s", "processed_output_tokens_per_s":
+	case schema.ProcessedTokensPerS, schema.ProcessedOutputTokensPerS:
 		return "How fast the simulator ran on this machine (tokens simulated per wall-clock second). Not a prediction."
-	case "input_throughput_tok_s":
+	case schema.InputThroughputTokS:
 		return "Prompt tokens of completed requests per simulated second."
-	case "total_throughput_tok_s":
+	case schema.TotalThroughputTokS:
 		return "Prompt and output tokens of completed requests per simulated second."
-	case "processed_tokens":
+	case schema.ProcessedTokens:
 		return "Tokens the simulated engines processed (prefill and decode, recomputation included)."
-	case "prefill_gpus_per_worker", "decode_gpus_per_worker":
+	case schema.PrefillGPUsPerWorker, schema.DecodeGPUsPerWorker:
 		return "GPUs per worker of the pool (0: no such pool)."
-	case "prefill_worker_seconds", "decode_worker_seconds":
+	case schema.PrefillWorkerSeconds, schema.DecodeWorkerSeconds:
 		return "Simulated seconds the pool's workers were provisioned, summed over workers."
 	}
 	return "Summary field " + k + " of the report."
@@ -245,7 +204,7 @@ func keyHelp(k string) string {
 
 func summaryRow(k string, cur, base map[string]float64) SummaryRow {
 	row := SummaryRow{Key: k, Help: keyHelp(k), TipID: "tip-sum-" + k, Value: formatKey(k, cur[k])}
-	if base == nil || wallClock[k] {
+	if base == nil || schema.IsWallClock(k) {
 		return row
 	}
 	p, ok := base[k]
@@ -295,7 +254,7 @@ func formatKey(k string, v float64) string {
 		return n + " B (" + gib(v) + ")"
 	case strings.HasSuffix(k, "_seconds"):
 		return n + " s (" + metrics.Duration(v*1000) + ")"
-	case k == "gpu_hours":
+	case k == schema.GPUHours:
 		return n + " GPU·h"
 	case strings.Contains(k, "tokens") || strings.Contains(k, "sequence_length"):
 		return n + " tokens"
@@ -334,14 +293,14 @@ type BalanceRow struct{ Worker, Requests, Share string }
 // routerRows builds the router table: the requests each worker got and
 // their share, and the router's estimated overlap beside the prefix reuse
 // obtained (empty for routers that estimate none).
-func routerRows(workers []workerShare, sum map[string]float64) ([]BalanceRow, string) {
+func routerRows(workers []schema.WorkerStats, sum map[string]float64) ([]BalanceRow, string) {
 	rows := make([]BalanceRow, len(workers))
 	for i, w := range workers {
-		rows[i] = BalanceRow{strconv.Itoa(w.Worker), strconv.Itoa(w.Requests), strconv.FormatFloat(w.Share*100, 'f', 1, 64) + " %"}
+		rows[i] = BalanceRow{strconv.Itoa(w.Worker), strconv.Itoa(w.Requests), strconv.FormatFloat(w.RequestShare*100, 'f', 1, 64) + " %"}
 	}
 	overlap := ""
-	if est, ok := sum["router_estimated_overlap_ratio"]; ok && !math.IsNaN(est) {
-		overlap = fmt.Sprintf("estimated overlap %.1f %% of prompt tokens, reuse obtained %.1f %%", est*100, sum["prefix_cache_reused_ratio"]*100)
+	if est, ok := sum[schema.RouterEstimatedOverlapRatio]; ok && !math.IsNaN(est) {
+		overlap = fmt.Sprintf("estimated overlap %.1f %% of prompt tokens, reuse obtained %.1f %%", est*100, sum[schema.PrefixCacheReusedRatio]*100)
 	}
 	return rows, overlap
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // An undefined summary value (null) shows as "—", never as 0, and is not
@@ -20,13 +21,13 @@ func TestSummaryNullIsUndefined(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.Summary
-	if !math.IsNaN(s["request_throughput_rps"]) || s["num_requests"] != 3 {
+	if !math.IsNaN(s[schema.RequestThroughputRPS]) || s[schema.NumRequests] != 3 {
 		t.Fatalf("parsed %v", s)
 	}
-	groups, _ := summaryGroups(s, map[string]float64{"request_throughput_rps": 2, "num_requests": 3}, "aggregated")
+	groups, _ := summaryGroups(s, map[string]float64{schema.RequestThroughputRPS: 2, schema.NumRequests: 3}, "aggregated")
 	for _, g := range groups {
 		for _, r := range g.Rows {
-			if r.Key == "request_throughput_rps" && (r.Value != "—" || r.Delta != "") {
+			if r.Key == schema.RequestThroughputRPS && (r.Value != "—" || r.Delta != "") {
 				t.Fatalf("row %+v", r)
 			}
 		}
@@ -43,11 +44,11 @@ func TestRouterRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, overlap := routerRows(r.Workers, map[string]float64{"router_estimated_overlap_ratio": 0.2, "prefix_cache_reused_ratio": 0.19})
+	rows, overlap := routerRows(r.Workers, map[string]float64{schema.RouterEstimatedOverlapRatio: 0.2, schema.PrefixCacheReusedRatio: 0.19})
 	if len(rows) != 2 || rows[0] != (BalanceRow{"0", "3", "75.0 %"}) || overlap != "estimated overlap 20.0 % of prompt tokens, reuse obtained 19.0 %" {
 		t.Fatalf("rows %v overlap %q", rows, overlap)
 	}
-	if _, o := routerRows(r.Workers, map[string]float64{"router_estimated_overlap_ratio": math.NaN()}); o != "" {
+	if _, o := routerRows(r.Workers, map[string]float64{schema.RouterEstimatedOverlapRatio: math.NaN()}); o != "" {
 		t.Fatalf("round robin: %q", o)
 	}
 }
@@ -66,28 +67,28 @@ func rowsByKey(groups []SummaryGroup) (map[string]SummaryRow, map[string]string)
 // The summary is grouped, with units, human durations and help on every
 // row, and compared with the baseline.
 func TestSummaryGroups(t *testing.T) {
-	cur := map[string]float64{"zeta": 1, "mean_ttft_ms": 12.5, "num_requests": 10, "duration_ms": 3542951.227,
-		"goodput_request_throughput_rps": 1.5, "prefix_cache_reused_ratio": 0.0547, "num_preemptions": 2,
-		"output_throughput_tok_s": 1026.6, "kv_transfer_bytes": 1 << 30, "wall_time_ms": 200}
-	groups, speed := summaryGroups(cur, map[string]float64{"mean_ttft_ms": 10, "num_requests": 10, "wall_time_ms": 100}, "disaggregated")
+	cur := map[string]float64{"zeta": 1, schema.TTFT.Key(schema.Mean): 12.5, schema.NumRequests: 10, schema.DurationMs: 3542951.227,
+		schema.GoodputRequestThroughputRPS: 1.5, schema.PrefixCacheReusedRatio: 0.0547, schema.NumPreemptions: 2,
+		schema.OutputThroughputTokS: 1026.6, schema.KVTransferBytes: 1 << 30, schema.WallTimeMs: 200}
+	groups, speed := summaryGroups(cur, map[string]float64{schema.TTFT.Key(schema.Mean): 10, schema.NumRequests: 10, schema.WallTimeMs: 100}, "disaggregated")
 	rows, group := rowsByKey(groups)
-	for k, want := range map[string]string{"mean_ttft_ms": "Latency", "output_throughput_tok_s": "Throughput",
-		"prefix_cache_reused_ratio": "Cache", "num_preemptions": "Scheduling", "goodput_request_throughput_rps": "SLA (goodput)",
-		"kv_transfer_bytes": "Disaggregation", "zeta": "Other", "num_requests": "Other"} {
+	for k, want := range map[string]string{schema.TTFT.Key(schema.Mean): "Latency", schema.OutputThroughputTokS: "Throughput",
+		schema.PrefixCacheReusedRatio: "Cache", schema.NumPreemptions: "Scheduling", schema.GoodputRequestThroughputRPS: "SLA (goodput)",
+		schema.KVTransferBytes: "Disaggregation", "zeta": "Other", schema.NumRequests: "Other"} {
 		if group[k] != want {
 			t.Errorf("%s in group %q, want %q", k, group[k], want)
 		}
 	}
-	if _, ok := rows["wall_time_ms"]; ok || len(speed) != 1 || speed[0].Key != "wall_time_ms" || speed[0].Delta != "" || speed[0].Base != "" {
+	if _, ok := rows[schema.WallTimeMs]; ok || len(speed) != 1 || speed[0].Key != schema.WallTimeMs || speed[0].Delta != "" || speed[0].Base != "" {
 		t.Errorf("wall clock must be apart and never compared: %+v", speed)
 	}
-	if r := rows["mean_ttft_ms"]; r.Delta != "+25.0%" || r.Value != "12.50 ms" || r.Base != "10 ms" {
+	if r := rows[schema.TTFT.Key(schema.Mean)]; r.Delta != "+25.0%" || r.Value != "12.50 ms" || r.Base != "10 ms" {
 		t.Errorf("row = %+v", r)
 	}
-	if r := rows["duration_ms"]; r.Value != "3,542,951.23 ms (59 min 2 s)" {
+	if r := rows[schema.DurationMs]; r.Value != "3,542,951.23 ms (59 min 2 s)" {
 		t.Errorf("duration %q", r.Value)
 	}
-	if r := rows["prefix_cache_reused_ratio"]; r.Value != "5.47 %" {
+	if r := rows[schema.PrefixCacheReusedRatio]; r.Value != "5.47 %" {
 		t.Errorf("ratio %q", r.Value)
 	}
 	for k, r := range rows {
@@ -96,14 +97,14 @@ func TestSummaryGroups(t *testing.T) {
 		}
 	}
 	// aggregated: the prefill_/decode_ fields are not a disaggregation group
-	groups, _ = summaryGroups(map[string]float64{"prefill_gpus_per_worker": 0}, nil, "aggregated")
+	groups, _ = summaryGroups(map[string]float64{schema.PrefillGPUsPerWorker: 0}, nil, "aggregated")
 	if len(groups) != 1 || groups[0].Title != "Other" {
 		t.Errorf("aggregated groups %+v", groups)
 	}
 }
 
 func TestAIPerfTable(t *testing.T) {
-	tab, rows, lines := aiperfTable(map[string]float64{"mean_ttft_ms": 12.345, "p99_itl_ms": 7, "num_requests": 1000})
+	tab, rows, lines := aiperfTable(map[string]float64{schema.TTFT.Key(schema.Mean): 12.345, schema.ITL.Key(schema.P99): 7, schema.NumRequests: 1000})
 	if tab.Title != metrics.Title || len(rows) != len(metrics.Rows) || len(tab.Columns) != len(metrics.Columns) {
 		t.Fatalf("table %+v", tab)
 	}
@@ -165,7 +166,7 @@ func TestKPIsBadgeMemory(t *testing.T) {
 	if m := memoryLines(r.Deployment); m[0].Fits || !strings.Contains(m[0].Text, "does not fit: 1.0 GiB over") {
 		t.Errorf("no fit %+v", m)
 	}
-	r.Summary = map[string]float64{"num_requests": 3}
+	r.Summary = map[string]float64{schema.NumRequests: 3}
 	for _, x := range kpis(r) {
 		if x.ID == "kpi-goodput" && x.Value != "no SLA set" {
 			t.Errorf("no SLA: %+v", x)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // This file: the KV tiers section of a run whose pools have KVBM lower
@@ -13,40 +14,6 @@ import (
 // between them, and a summary line. public/tiers.js draws the occupancy
 // and utilisation plots straight from the report's series. Pure Go,
 // tested natively.
-
-// tierPool mirrors report.TierPool (core/report/tiers.go); the series are
-// read by tiers.js only.
-type tierPool struct {
-	Pool    string     `json:"pool"`
-	Workers int        `json:"workers"`
-	Tiers   []tierStat `json:"tiers"`
-	Links   []linkStat `json:"links"`
-}
-
-// tierStat mirrors report.TierStat.
-type tierStat struct {
-	Tier            string `json:"tier"`
-	Scope           string `json:"scope"`
-	CapacityBlocks  int    `json:"capacity_blocks"`
-	PeakBlocks      int    `json:"peak_blocks"`
-	HitBlocks       int64  `json:"hit_blocks"`
-	OnboardedBlocks int64  `json:"onboarded_blocks"`
-	OffloadedBlocks int64  `json:"offloaded_blocks"`
-	EvictedBlocks   int64  `json:"evicted_blocks"`
-}
-
-// linkStat mirrors report.LinkStat.
-type linkStat struct {
-	Link          string  `json:"link"`
-	Scope         string  `json:"scope"`
-	Instances     int     `json:"instances"`
-	BandwidthGBps float64 `json:"bandwidth_gb_per_second"`
-	Transfers     int64   `json:"transfers"`
-	Blocks        int64   `json:"blocks"`
-	Bytes         float64 `json:"bytes"`
-	BusyMs        float64 `json:"busy_ms"`
-	Utilization   float64 `json:"utilization"`
-}
 
 // TiersView is the KV tiers section of the shown run.
 type TiersView struct {
@@ -91,7 +58,7 @@ var (
 
 // tiersView derives the section from the report's kv_tiers (nil or empty:
 // no section).
-func tiersView(pools []tierPool) *TiersView {
+func tiersView(pools []schema.TierPool) *TiersView {
 	if len(pools) == 0 {
 		return nil
 	}
@@ -194,7 +161,7 @@ func tierPoolTitle(p string) string {
 // tierSummary is the line above a pool's table: "G2 served 96 blocks of
 // prefix, G3 4,194; the G1→G2 links were busy 1.3 % of the run on average
 // (the busiest, G2→G3, 5.1 %)."
-func tierSummary(p tierPool) string {
+func tierSummary(p schema.TierPool) string {
 	var b strings.Builder
 	for i, t := range p.Tiers {
 		if i == 0 {
@@ -203,7 +170,7 @@ func tierSummary(p tierPool) string {
 		}
 		b.WriteString(", " + strings.ToUpper(t.Tier) + " " + metrics.Format(float64(t.HitBlocks)))
 	}
-	var first, busiest *linkStat
+	var first, busiest *schema.LinkStat
 	for i := range p.Links {
 		l := &p.Links[i]
 		if first == nil {

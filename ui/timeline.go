@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // This file: a watched request's life (report.request_timeline) as list
@@ -16,12 +18,28 @@ import (
 // passes at a time, so the page never renders thousands of rows (the chart,
 // public/explain.js, draws every pass). Pure Go, tested natively.
 
-// requestTimeline mirrors report.request_timeline. Events are kept as
-// decoded JSON objects: their fields depend on the event, and an event a
-// newer core adds is still listed.
+// requestTimeline is the report's request_timeline. Events are kept as
+// decoded JSON objects read by their schema keys: their fields depend on
+// the event, and an event a newer core adds is still listed.
 type requestTimeline struct {
-	UUID   uint64    `json:"uuid"`
-	Events []tlEvent `json:"events"`
+	UUID   uint64
+	Events []tlEvent
+}
+
+// UnmarshalJSON reads the section by its schema keys.
+func (tl *requestTimeline) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*tl = requestTimeline{}
+	if err := json.Unmarshal(m[schema.TimelineUUID], &tl.UUID); err != nil && m[schema.TimelineUUID] != nil {
+		return fmt.Errorf("%s: %w", schema.TimelineUUID, err)
+	}
+	if err := json.Unmarshal(m[schema.TimelineEvents], &tl.Events); err != nil && m[schema.TimelineEvents] != nil {
+		return fmt.Errorf("%s: %w", schema.TimelineEvents, err)
+	}
+	return nil
 }
 
 type tlEvent map[string]any
@@ -98,13 +116,7 @@ func timelineView(uuid uint64, tl *requestTimeline) *TimelineView {
 		return v
 	}
 	v.Found = true
-	t0 := tl.Events[0].num("t_ms")
-	for _, e := range tl.Events {
-		if e.str("event") == "arrival" {
-			t0 = e.num("t_ms")
-			break
-		}
-	}
+	t0 := arrivalMs(tl.Events)
 	v.t0 = t0
 	since := func(t float64) string {
 		if math.IsNaN(t) {
@@ -113,21 +125,15 @@ func timelineView(uuid uint64, tl *requestTimeline) *TimelineView {
 		return "+" + fmtT(t-t0)
 	}
 	firstToken := false
-	var stats struct {
-		passes, prefill, preempt int
-		worker                   string
-		ttft, end                float64
-		status                   string
-	}
-	stats.ttft, stats.end = math.NaN(), math.NaN()
+	stats := tlStats{ttft: math.NaN(), end: math.NaN()}
 	evs := tl.Events
 	for i := 0; i < len(evs); i++ {
 		e := evs[i]
-		name := e.str("event")
-		if name == "pass" {
+		name := e.str(schema.TimelineEvent)
+		if name == schema.EventPass {
 			kind := passKind(e, firstToken)
 			j := i
-			for j+1 < len(evs) && evs[j+1].str("event") == "pass" && passKind(evs[j+1], firstToken) == kind && evs[j+1].num("worker") == e.num("worker") {
+			for j+1 < len(evs) && evs[j+1].str(schema.TimelineEvent) == schema.EventPass && passKind(evs[j+1], firstToken) == kind && evs[j+1].num(schema.TimelineWorker) == e.num(schema.TimelineWorker) {
 				j++
 			}
 			first := len(v.passes)
@@ -142,39 +148,65 @@ func timelineView(uuid uint64, tl *requestTimeline) *TimelineView {
 				v.Rows = append(v.Rows, passRun(evs[i:j+1], kind, since, first))
 			} else {
 				for k := i; k <= j; k++ {
-					v.Rows = append(v.Rows, TimelineRow{Kind: "pass", Time: since(evs[k].num("t_ms")), Label: kind, Text: passText(evs[k])})
+					v.Rows = append(v.Rows, TimelineRow{Kind: schema.EventPass, Time: since(evs[k].num(schema.TimelineTMs)), Label: kind, Text: passText(evs[k])})
 				}
 			}
 			i = j
 			continue
 		}
-		row := TimelineRow{Kind: name, Time: since(e.num("t_ms"))}
+		row := TimelineRow{Kind: name, Time: since(e.num(schema.TimelineTMs))}
 		row.Label, row.Text = eventText(e, t0)
 		switch name {
-		case "routed":
+		case schema.EventRouted:
 			stats.worker = workerName(e)
-		case "first_token":
+		case schema.EventFirstToken:
 			firstToken = true
-			stats.ttft = e.num("t_ms") - t0
-		case "preempted":
+			stats.ttft = e.num(schema.TimelineTMs) - t0
+		case schema.EventPreempted:
 			stats.preempt++
-		case "completed", "rejected":
-			stats.status, stats.end = name, e.num("t_ms")-t0
+		case schema.EventCompleted, schema.EventRejected:
+			stats.status, stats.end = name, e.num(schema.TimelineTMs)-t0
 		}
 		v.Rows = append(v.Rows, row)
 	}
+	v.Head = stats.head(uuid, evs)
+	return v
+}
+
+// arrivalMs is the time of the arrival event (the first event's without
+// one): the origin of the view's times.
+func arrivalMs(evs []tlEvent) float64 {
+	for _, e := range evs {
+		if e.str(schema.TimelineEvent) == schema.EventArrival {
+			return e.num(schema.TimelineTMs)
+		}
+	}
+	return evs[0].num(schema.TimelineTMs)
+}
+
+// tlStats sums a watched request's life for the view's headline.
+type tlStats struct {
+	passes, prefill, preempt int
+	worker                   string
+	ttft, end                float64 // since arrival; NaN: none
+	status                   string  // the terminal event's kind, "" if none
+}
+
+// head is the headline of request uuid's view: its prompt and output,
+// first token, outcome, worker, passes and preemptions.
+func (stats *tlStats) head(uuid uint64, evs []tlEvent) string {
 	head := fmt.Sprintf("Request %d", uuid)
-	if a := evs[0]; a.str("event") == "arrival" {
-		head += fmt.Sprintf(": %s-token prompt, %s output tokens", count(a.num("input_length")), count(a.num("output_length")))
+	if a := evs[0]; a.str(schema.TimelineEvent) == schema.EventArrival {
+		head += fmt.Sprintf(": %s-token prompt, %s output tokens", count(a.num(schema.TimelineInputLength)), count(a.num(schema.TimelineOutputLength)))
 	}
 	var parts []string
 	if !math.IsNaN(stats.ttft) {
 		parts = append(parts, "first token after "+fmtMs(stats.ttft))
 	}
 	switch stats.status {
-	case "completed":
+	case schema.EventCompleted:
 		parts = append(parts, "completed after "+fmtMs(stats.end))
-	case "rejected":
+	case schema.EventRejected:
 		parts = append(parts, "rejected after "+fmtMs(stats.end))
 	default:
 		parts = append(parts, "unfinished when the run ended")
@@ -190,56 +222,55 @@ func timelineView(uuid uint64, tl *requestTimeline) *TimelineView {
 	if stats.preempt > 0 {
 		parts = append(parts, fmt.Sprintf("preempted %d×", stats.preempt))
 	}
-	v.Head = head + "; " + strings.Join(parts, ", ") + "."
-	return v
+	return head + "; " + strings.Join(parts, ", ") + "."
 }
 
 // passKind names a pass by what it did for the request: computed prompt
 // only (no token), emitted the first token, or decoded.
 func passKind(e tlEvent, afterFirst bool) string {
 	switch {
-	case e.str("pool") == "prefill":
+	case e.str(schema.TimelinePool) == "prefill":
 		// (a disaggregated prefill worker's last chunk emits a token the
 		// decode side computes again; the first token is the decode side's)
 		return "Prefill pass"
-	case e.zero("tokens") > 0 && afterFirst:
+	case e.zero(schema.TimelineTokens) > 0 && afterFirst:
 		return "Decode pass"
-	case e.zero("tokens") > 0:
+	case e.zero(schema.TimelineTokens) > 0:
 		return "First-token pass"
 	}
 	return "Prefill pass"
 }
 
 func passRow(n int, e tlEvent, kind string, since func(float64) string) PassRow {
-	return PassRow{N: n, Kind: kind, Start: since(e.num("t_ms")), End: since(e.num("end_ms")), Pass: fmtMs(e.num("pass_ms")),
-		Batch: count(e.zero("batch_requests")), Prefill: count(e.zero("prefill_tokens")), Decode: count(e.zero("decode_tokens")),
-		Tokens: count(e.zero("tokens"))}
+	return PassRow{N: n, Kind: kind, Start: since(e.num(schema.TimelineTMs)), End: since(e.num(schema.TimelineEndMs)), Pass: fmtMs(e.num(schema.TimelinePassMs)),
+		Batch: count(e.zero(schema.TimelineBatchRequests)), Prefill: count(e.zero(schema.TimelinePrefillTokens)), Decode: count(e.zero(schema.TimelineDecodeTokens)),
+		Tokens: count(e.zero(schema.TimelineTokens))}
 }
 
 // passText describes one pass.
 func passText(e tlEvent) string {
 	return fmt.Sprintf("%s on worker %s, %s in the batch (%s prefill + %s decode tokens), emitted %s",
-		fmtMs(e.num("pass_ms")), count(e.num("worker")), requests(e.zero("batch_requests")), count(e.zero("prefill_tokens")),
-		count(e.zero("decode_tokens")), tokens(e.zero("tokens")))
+		fmtMs(e.num(schema.TimelinePassMs)), count(e.num(schema.TimelineWorker)), requests(e.zero(schema.TimelineBatchRequests)), count(e.zero(schema.TimelinePrefillTokens)),
+		count(e.zero(schema.TimelineDecodeTokens)), tokens(e.zero(schema.TimelineTokens)))
 }
 
 // passRun folds a run of like passes into one row with their ranges.
 func passRun(run []tlEvent, kind string, since func(float64) string, first int) TimelineRow {
 	var batch, pass, emitted rangeStat
 	for _, e := range run {
-		batch.add(e.zero("batch_requests"))
-		pass.add(e.num("pass_ms"))
-		emitted.add(e.zero("tokens"))
+		batch.add(e.zero(schema.TimelineBatchRequests))
+		pass.add(e.num(schema.TimelinePassMs))
+		emitted.add(e.zero(schema.TimelineTokens))
 	}
 	last := run[len(run)-1]
-	end := last.num("end_ms")
+	end := last.num(schema.TimelineEndMs)
 	if math.IsNaN(end) {
-		end = last.num("t_ms")
+		end = last.num(schema.TimelineTMs)
 	}
 	text := fmt.Sprintf("%s passes on worker %s until %s: emitted %s; batch %s requests (mean %.1f); pass time %s–%s (mean %s)",
-		metrics.Format(float64(len(run))), count(run[0].num("worker")), since(end), tokens(emitted.sum),
+		metrics.Format(float64(len(run))), count(run[0].num(schema.TimelineWorker)), since(end), tokens(emitted.sum),
 		intRange(batch), batch.mean(), fmtMs(pass.lo), fmtMs(pass.hi), fmtMs(pass.mean()))
-	return TimelineRow{Kind: "passes", Time: since(run[0].num("t_ms")), Label: kind + "es", Text: text, First: first, N: len(run)}
+	return TimelineRow{Kind: "passes", Time: since(run[0].num(schema.TimelineTMs)), Label: kind + "es", Text: text, First: first, N: len(run)}
 }
 
 type rangeStat struct {
@@ -283,63 +314,63 @@ func eventText(e tlEvent, t0 float64) (string, string) {
 			d = append(d, fmt.Sprintf(format, count(e.num(k))))
 		}
 	}
-	switch e.str("event") {
-	case "arrival":
-		add("%s prompt tokens", "input_length")
-		add("%s output tokens requested", "output_length")
+	switch e.str(schema.TimelineEvent) {
+	case schema.EventArrival:
+		add("%s prompt tokens", schema.TimelineInputLength)
+		add("%s output tokens requested", schema.TimelineOutputLength)
 		return "Arrival", strings.Join(d, ", ")
-	case "routed":
+	case schema.EventRouted:
 		s := "to " + workerName(e)
-		if e.has("overlap_tokens") {
-			s += ", the router saw " + count(e.num("overlap_tokens")) + " of its prompt tokens cached there"
+		if e.has(schema.TimelineOverlapTokens) {
+			s += ", the router saw " + count(e.num(schema.TimelineOverlapTokens)) + " of its prompt tokens cached there"
 		}
 		return "Routed", s
-	case "admitted":
-		if e.has("worker") {
+	case schema.EventAdmitted:
+		if e.has(schema.TimelineWorker) {
 			d = append(d, "by "+workerName(e))
 		}
-		if e.has("reused_tokens") {
-			d = append(d, count(e.num("reused_tokens"))+" prompt tokens reused from the prefix cache")
+		if e.has(schema.TimelineReusedTokens) {
+			d = append(d, count(e.num(schema.TimelineReusedTokens))+" prompt tokens reused from the prefix cache")
 		}
 		return "Admitted", strings.Join(d, ", ")
-	case "parked":
+	case schema.EventParked:
 		return "Parked", "its cached prefix comes back from the lower KV tiers (G2/G3/G4) into G1 slots reserved for it; it is admitted when the blocks arrive"
-	case "prefill_done":
+	case schema.EventPrefillDone:
 		s := "the prompt is computed"
-		if e.has("worker") {
+		if e.has(schema.TimelineWorker) {
 			s += " on " + workerName(e)
 		}
 		return "Prefill done", s + "; its KV cache waits to move to the decode side"
-	case "first_token":
-		return "First token", "TTFT " + fmtMs(e.num("t_ms")-t0)
-	case "preempted":
+	case schema.EventFirstToken:
+		return "First token", "TTFT " + fmtMs(e.num(schema.TimelineTMs)-t0)
+	case schema.EventPreempted:
 		s := "its KV cache is freed and its work so far is lost; it waits to be admitted again"
-		if e.has("worker") {
+		if e.has(schema.TimelineWorker) {
 			s = "on " + workerName(e) + ": " + s
 		}
 		return "Preempted", s
-	case "kv_transfer":
-		s := fmtMs(e.num("end_ms") - e.num("t_ms"))
-		if e.has("tokens") {
-			s += " for " + count(e.num("tokens")) + " tokens"
+	case schema.EventKVTransfer:
+		s := fmtMs(e.num(schema.TimelineEndMs) - e.num(schema.TimelineTMs))
+		if e.has(schema.TimelineTokens) {
+			s += " for " + count(e.num(schema.TimelineTokens)) + " tokens"
 		}
-		if e.has("bytes") {
-			s += " (" + decimalBytes(e.num("bytes")) + ")"
+		if e.has(schema.TimelineBytes) {
+			s += " (" + decimalBytes(e.num(schema.TimelineBytes)) + ")"
 		}
 		return "KV transfer", s
-	case "completed":
-		s := "E2E " + fmtMs(e.num("t_ms")-t0)
-		if e.has("output_length") {
-			s = count(e.num("output_length")) + " output tokens, " + s
+	case schema.EventCompleted:
+		s := "E2E " + fmtMs(e.num(schema.TimelineTMs)-t0)
+		if e.has(schema.TimelineOutputLength) {
+			s = count(e.num(schema.TimelineOutputLength)) + " output tokens, " + s
 		}
 		return "Completed", s
-	case "rejected":
-		return "Rejected", strings.ReplaceAll(e.str("reason"), "_", " ")
+	case schema.EventRejected:
+		return "Rejected", strings.ReplaceAll(e.str(schema.TimelineReason), "_", " ")
 	}
 	// an event this page does not know: its fields as they are
 	keys := make([]string, 0, len(e))
 	for k := range e {
-		if k != "event" && k != "t_ms" {
+		if k != schema.TimelineEvent && k != schema.TimelineTMs {
 			keys = append(keys, k)
 		}
 	}
@@ -347,17 +378,17 @@ func eventText(e tlEvent, t0 float64) (string, string) {
 	for _, k := range keys {
 		d = append(d, k+" "+fmt.Sprint(e[k]))
 	}
-	return strings.ReplaceAll(e.str("event"), "_", " "), strings.Join(d, ", ")
+	return strings.ReplaceAll(e.str(schema.TimelineEvent), "_", " "), strings.Join(d, ", ")
 }
 
 // workerName is "aggregated worker 0 (DP rank 1)".
 func workerName(e tlEvent) string {
-	s := "worker " + count(e.num("worker"))
-	if p := e.str("pool"); p != "" {
+	s := "worker " + count(e.num(schema.TimelineWorker))
+	if p := e.str(schema.TimelinePool); p != "" {
 		s = p + " " + s
 	}
-	if e.has("dp_rank") && e.num("dp_rank") > 0 {
-		s += " (DP rank " + count(e.num("dp_rank")) + ")"
+	if e.has(schema.TimelineDPRank) && e.num(schema.TimelineDPRank) > 0 {
+		s += " (DP rank " + count(e.num(schema.TimelineDPRank)) + ")"
 	}
 	return s
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"github.com/dynosim/dynosim-web/core/config"
-	"github.com/dynosim/dynosim-web/core/report"
-	"reflect"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/config"
 )
 
 func TestRequestTable(t *testing.T) {
@@ -138,24 +136,5 @@ func TestClip(t *testing.T) {
 	got := clip(strings.Repeat("é", 10), 5) // é is 2 bytes: cut inside a rune
 	if got != "éé…" {
 		t.Errorf("clip = %q", got)
-	}
-}
-
-// The page's mirror of the report's deployment section (kept so ui.wasm
-// need not link core/report and the timing models) has exactly its JSON
-// fields.
-func TestDeploymentMirrorsReport(t *testing.T) {
-	tags := func(v any) []string {
-		var out []string
-		rt := reflect.TypeOf(v)
-		for i := range rt.NumField() {
-			out = append(out, rt.Field(i).Tag.Get("json"))
-		}
-		return out
-	}
-	for _, pair := range [][2]any{{deployment{}, report.Deployment{}}, {poolDeployment{}, report.PoolDeployment{}}} {
-		if a, b := tags(pair[0]), tags(pair[1]); !slices.Equal(a, b) {
-			t.Errorf("%T fields %v, report's %T %v", pair[0], a, pair[1], b)
-		}
 	}
 }

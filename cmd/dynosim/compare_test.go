@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 const (
@@ -63,10 +65,10 @@ func TestConvertPredictCompare(t *testing.T) {
 				}
 				got[f[0]] = e
 			}
-			want := []string{"mean_ttft_ms", "p99_itl_ms", "mean_tpot_ms", "request_throughput_rps", "output_throughput_tok_s"}
-			same := []string{"completed_requests", "total_input_tokens", "total_output_tokens"}
+			want := []string{schema.TTFT.Key(schema.Mean), schema.ITL.Key(schema.P99), schema.TPOT.Key(schema.Mean), schema.RequestThroughputRPS, schema.OutputThroughputTokS}
+			same := []string{schema.CompletedRequests, schema.TotalInputTokens, schema.TotalOutputTokens}
 			if !tc.summary {
-				want, same = append(want, "mean_e2e_latency_ms"), append(same, "mean_input_sequence_length")
+				want, same = append(want, schema.E2E.Key(schema.Mean)), append(same, schema.InputLen.Key(schema.Mean))
 			}
 			for _, k := range want {
 				if _, ok := got[k]; !ok {
@@ -88,7 +90,7 @@ func TestConvertPredictCompare(t *testing.T) {
 				Key                        string
 				Measured, Predicted, Error float64
 			}
-			if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil || len(rows) != len(lines)-1 || rows[0].Key != "mean_ttft_ms" {
+			if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil || len(rows) != len(lines)-1 || rows[0].Key != schema.TTFT.Key(schema.Mean) {
 				t.Fatalf("json rows (%v): %s", err, stdout.String())
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 	"github.com/dynosim/dynosim-web/internal/defaultconfig"
 )
@@ -223,8 +224,8 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	rep.SetWallTime(float64(wall.Microseconds()) / 1000)
 	if *stats {
 		fmt.Fprintf(stderr, "dynosim: %d requests, %.0f output tokens simulated in %.3f s wall (peak RSS %.0f MB): %.2f M simulated output tokens/s\n",
-			int(rep.Summary["num_requests"]), rep.Summary["total_output_tokens"], wall.Seconds(),
-			float64(peakRSSBytes())/1e6, rep.Summary["total_output_tokens"]/wall.Seconds()/1e6)
+			int(rep.Summary[schema.NumRequests]), rep.Summary[schema.TotalOutputTokens], wall.Seconds(),
+			float64(peakRSSBytes())/1e6, rep.Summary[schema.TotalOutputTokens]/wall.Seconds()/1e6)
 	}
 	js, err := rep.JSON()
 	if err != nil {

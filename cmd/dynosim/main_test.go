@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // TestMain lets tests run the real main (exit status included) by
@@ -127,7 +129,7 @@ func TestPredictOutputs(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("stdout is not the report JSON: %v", err)
 	}
-	if rep.Summary["completed_requests"] != 2 || rep.Summary["total_output_tokens"] != 8 || rep.Summary["wall_time_ms"] <= 0 {
+	if rep.Summary[schema.CompletedRequests] != 2 || rep.Summary[schema.TotalOutputTokens] != 8 || rep.Summary[schema.WallTimeMs] <= 0 {
 		t.Fatalf("summary %v", rep.Summary)
 	}
 	saved, err := os.ReadFile(filepath.Join(out, "prediction.json"))

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dynosim/dynosim-web/core/recommend"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 	"gopkg.in/yaml.v3"
 )
@@ -53,46 +54,19 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 	case *parallel < 1:
 		return usageError{fmt.Errorf("--parallel: must be ≥ 1, got %d", *parallel)}
 	}
-	data, err := readFile(*cfgPath)
-	if err != nil {
-		return err
-	}
-	name, dir := filepath.Base(*cfgPath), filepath.Dir(*cfgPath)
-	sp, err := recommend.Parse(name, data, sets)
-	if err != nil {
-		return err
-	}
-	in := sim.Inputs{Config: sp.Base, ConfigName: name, ReadFile: func(p string) ([]byte, error) {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		return readFile(p)
-	}}
-	p, err := sim.PrepareSweep(in)
+	sp, p, dir, in, err := prepareRecommend(*cfgPath, sets)
 	if err != nil {
 		return err
 	}
 	var ev recommend.Evaluator = recommend.Local{P: p}
 	if *remote != "" {
-		r, err := newRemote(*remote, name, sp.Base, in, *parallel)
+		r, err := newRemote(*remote, in.ConfigName, sp.Base, in, *parallel)
 		if err != nil {
 			return err
 		}
 		ev = r
 	}
-	progress := func(e recommend.Entry) {
-		if *quiet {
-			return
-		}
-		what := e.Status
-		if e.Score != nil {
-			what = fmt.Sprintf("score %.6g", *e.Score)
-		} else if e.ReasonCategory != "" {
-			what += " (" + e.ReasonCategory + ")"
-		}
-		fmt.Fprintf(stderr, "dynosim: trial %d: %s %s\n", e.Trial, strings.Join(e.Sets, " "), what)
-	}
-	l, err := recommend.Search(sp, p, ev, *parallel, progress)
+	l, err := recommend.Search(sp, p, ev, *parallel, trialProgress(stderr, *quiet))
 	if err != nil {
 		return err
 	}
@@ -103,20 +77,7 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *format == "json" {
-		type row struct {
-			Rank       int       `json:"rank"`
-			ID         string    `json:"candidate_id"`
-			Score      *float64  `json:"score"`
-			Objectives []float64 `json:"objectives,omitempty"`
-			UsedGPUs   int       `json:"used_gpus"`
-			ConfigPath string    `json:"config_path,omitempty"`
-		}
-		rows := []row{}
-		for i, e := range l.Recommended() {
-			rows = append(rows, row{i + 1, e.ID, e.Score, e.Objectives, e.UsedGPUs, paths[e.ID]})
-		}
-		b, _ := json.MarshalIndent(rows, "", "  ")
-		if _, err := stdout.Write(append(b, '\n')); err != nil {
+		if err := printRecommendedJSON(stdout, l, paths); err != nil {
 			return err
 		}
 	} else {
@@ -126,6 +87,68 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 		return noFeasible{fmt.Errorf("recommend: no feasible candidate among %d evaluated (see the reasons in the ledger)", l.Counts.Evaluated)}
 	}
 	return nil
+}
+
+// prepareRecommend parses the recommend config at cfgPath with its --set
+// overrides and prepares the sweep once; the config's relative paths are
+// read from its directory dir.
+func prepareRecommend(cfgPath string, sets []string) (*recommend.Space, *sim.Prepared, string, sim.Inputs, error) {
+	data, err := readFile(cfgPath)
+	if err != nil {
+		return nil, nil, "", sim.Inputs{}, err
+	}
+	name, dir := filepath.Base(cfgPath), filepath.Dir(cfgPath)
+	sp, err := recommend.Parse(name, data, sets)
+	if err != nil {
+		return nil, nil, "", sim.Inputs{}, err
+	}
+	in := sim.Inputs{Config: sp.Base, ConfigName: name, ReadFile: func(p string) ([]byte, error) {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return readFile(p)
+	}}
+	p, err := sim.PrepareSweep(in)
+	if err != nil {
+		return nil, nil, "", sim.Inputs{}, err
+	}
+	return sp, p, dir, in, nil
+}
+
+// trialProgress prints a line per finished trial on stderr (none if quiet).
+func trialProgress(stderr io.Writer, quiet bool) func(recommend.Entry) {
+	return func(e recommend.Entry) {
+		if quiet {
+			return
+		}
+		what := e.Status
+		if e.Score != nil {
+			what = fmt.Sprintf("score %.6g", *e.Score)
+		} else if e.ReasonCategory != "" {
+			what += " (" + e.ReasonCategory + ")"
+		}
+		fmt.Fprintf(stderr, "dynosim: trial %d: %s %s\n", e.Trial, strings.Join(e.Sets, " "), what)
+	}
+}
+
+// printRecommendedJSON prints the recommended candidates, best first, as
+// JSON rows (--format json); paths are their written YAML files.
+func printRecommendedJSON(stdout io.Writer, l *recommend.Ledger, paths map[string]string) error {
+	type row struct {
+		Rank       int       `json:"rank"`
+		ID         string    `json:"candidate_id"`
+		Score      *float64  `json:"score"`
+		Objectives []float64 `json:"objectives,omitempty"`
+		UsedGPUs   int       `json:"used_gpus"`
+		ConfigPath string    `json:"config_path,omitempty"`
+	}
+	rows := []row{}
+	for i, e := range l.Recommended() {
+		rows = append(rows, row{i + 1, e.ID, e.Score, e.Objectives, e.UsedGPUs, paths[e.ID]})
+	}
+	b, _ := json.MarshalIndent(rows, "", "  ")
+	_, err := stdout.Write(append(b, '\n'))
+	return err
 }
 
 // printLedger prints the counts and the view as a table.
@@ -146,7 +169,7 @@ func printLedger(w io.Writer, l *recommend.Ledger) {
 		}
 		m := e.Metrics
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\n", i+1, e.ID, score, e.UsedGPUs,
-			m["output_throughput_tok_s"], m["output_throughput_per_gpu_tok_s"], m["mean_output_token_throughput_per_user"], m["p99_ttft_ms"], strings.Join(cfg, " "))
+			m[schema.OutputThroughputTokS], m[schema.OutputThroughputPerGPUTokS], m[schema.PerUser.Key(schema.Mean)], m[schema.TTFT.Key(schema.P99)], strings.Join(cfg, " "))
 	}
 	tw.Flush()
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // A recommend config beside a relative trace (the embedded sample's first
@@ -82,7 +84,7 @@ func TestRecommendOutputs(t *testing.T) {
 				if c.ID != r.ID {
 					continue
 				}
-				for _, k := range []string{"output_throughput_tok_s", "mean_ttft_ms", "p99_itl_ms", "goodput_request_throughput_rps", "duration_ms", "gpu_hours"} {
+				for _, k := range []string{schema.OutputThroughputTokS, schema.TTFT.Key(schema.Mean), schema.ITL.Key(schema.P99), schema.GoodputRequestThroughputRPS, schema.DurationMs, schema.GPUHours} {
 					if rep.Summary[k] != c.Metrics[k] {
 						t.Fatalf("%s %s: predict %v, ledger %v", r.ConfigPath, k, rep.Summary[k], c.Metrics[k])
 					}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // aiperfDists are the AIPerf distributions we keep: tags (current name
@@ -17,21 +19,21 @@ import (
 // names) → the report family. time says the values are durations.
 var aiperfDists = []struct {
 	tags   []string
-	family string
+	family schema.Family
 	time   bool
 }{
-	{[]string{"time_to_first_token", "ttft"}, "ttft_ms", true},
-	{[]string{"time_to_second_token", "ttst"}, "ttst_ms", true},
+	{[]string{"time_to_first_token", "ttft"}, schema.TTFT, true},
+	{[]string{"time_to_second_token", "ttst"}, schema.TTST, true},
 	// AIPerf's per-chunk gaps are the report's ITL (every gap of every
 	// request); AIPerf's inter_token_latency is per request, (latency −
 	// TTFT) / (OSL − 1), which is the report's TPOT.
-	{[]string{"inter_chunk_latency"}, "itl_ms", true},
-	{[]string{"inter_token_latency"}, "tpot_ms", true},
-	{[]string{"request_latency"}, "e2e_latency_ms", true},
-	{[]string{"input_sequence_length"}, "input_sequence_length", false},
+	{[]string{"inter_chunk_latency"}, schema.ITL, true},
+	{[]string{"inter_token_latency"}, schema.TPOT, true},
+	{[]string{"request_latency"}, schema.E2E, true},
+	{[]string{"input_sequence_length"}, schema.InputLen, false},
 	// output_sequence_length counts reasoning tokens too, as the
 	// simulator's output does; output_token_count does not.
-	{[]string{"output_sequence_length"}, "output_sequence_length", false},
+	{[]string{"output_sequence_length"}, schema.OutputLen, false},
 }
 
 // aiperfScalars are AIPerf's single-value metrics (their avg) we keep.
@@ -39,25 +41,26 @@ var aiperfScalars = []struct {
 	tag, key string
 	units    []string // accepted units; "time" means any duration unit
 }{
-	{"request_throughput", "request_throughput_rps", []string{"requests/sec", "requests/s"}},
-	{"output_token_throughput", "output_throughput_tok_s", []string{"tokens/sec", "tokens/s"}},
-	{"total_token_throughput", "total_throughput_tok_s", []string{"tokens/sec", "tokens/s"}},
-	{"request_count", "completed_requests", []string{"requests"}},
-	{"total_isl", "total_input_tokens", []string{"tokens"}},
-	{"total_osl", "total_output_tokens", []string{"tokens"}},
-	{"benchmark_duration", "duration_ms", []string{"time"}},
+	{"request_throughput", schema.RequestThroughputRPS, []string{"requests/sec", "requests/s"}},
+	{"output_token_throughput", schema.OutputThroughputTokS, []string{"tokens/sec", "tokens/s"}},
+	{"total_token_throughput", schema.TotalThroughputTokS, []string{"tokens/sec", "tokens/s"}},
+	{"request_count", schema.CompletedRequests, []string{"requests"}},
+	{"total_isl", schema.TotalInputTokens, []string{"tokens"}},
+	{"total_osl", schema.TotalOutputTokens, []string{"tokens"}},
+	{"benchmark_duration", schema.DurationMs, []string{"time"}},
 }
 
 // aiperfStats maps AIPerf's statistic names to the report's prefixes
 // (AIPerf's p1…p25 have no report key; they still feed the CDF).
 var aiperfStats = []struct {
-	name, prefix string
-	q            float64 // its quantile, or −1
+	name   string
+	prefix schema.Stat
+	q      float64 // its quantile, or −1
 }{
-	{"avg", "mean", -1}, {"std", "std", -1},
-	{"min", "min", 0}, {"p1", "", 0.01}, {"p5", "", 0.05}, {"p10", "", 0.10}, {"p25", "", 0.25},
-	{"p50", "median", 0.5}, {"p75", "p75", 0.75}, {"p90", "p90", 0.9}, {"p95", "p95", 0.95},
-	{"p99", "p99", 0.99}, {"max", "max", 1},
+	{"avg", schema.Mean, -1}, {"std", schema.Std, -1},
+	{"min", schema.Min, 0}, {"p1", "", 0.01}, {"p5", "", 0.05}, {"p10", "", 0.10}, {"p25", "", 0.25},
+	{"p50", schema.Median, 0.5}, {"p75", schema.P75, 0.75}, {"p90", schema.P90, 0.9}, {"p95", schema.P95, 0.95},
+	{"p99", schema.P99, 0.99}, {"max", schema.Max, 1},
 }
 
 // msPer is milliseconds per unit of a duration unit, 0 if unknown.
@@ -122,7 +125,7 @@ func parseAIPerfSummary(r *Run, name string, top map[string]json.RawMessage) err
 			}
 			v *= scale
 			if st.prefix != "" {
-				r.Summary[st.prefix+"_"+d.family] = v
+				r.Summary[d.family.Key(st.prefix)] = v
 			}
 			if st.q >= 0 {
 				pts = append(pts, qv{st.q, v})
@@ -486,21 +489,21 @@ func summarize(r *Run) {
 		in, out = in+q.InputTokens, out+q.OutputTokens
 	}
 	s := r.Summary
-	putDist(s, "ttft_ms", ttft)
-	putDist(s, "tpot_ms", tpot)
-	putDist(s, "itl_ms", r.gaps)
-	putDist(s, "e2e_latency_ms", e2e)
-	putDist(s, "input_sequence_length", isl)
-	putDist(s, "output_sequence_length", osl)
-	s["completed_requests"] = float64(n)
-	s["total_input_tokens"] = float64(in)
-	s["total_output_tokens"] = float64(out)
+	putDist(s, schema.TTFT, ttft)
+	putDist(s, schema.TPOT, tpot)
+	putDist(s, schema.ITL, r.gaps)
+	putDist(s, schema.E2E, e2e)
+	putDist(s, schema.InputLen, isl)
+	putDist(s, schema.OutputLen, osl)
+	s[schema.CompletedRequests] = float64(n)
+	s[schema.TotalInputTokens] = float64(in)
+	s[schema.TotalOutputTokens] = float64(out)
 	if r.spanMs > 0 {
 		sec := r.spanMs / 1000
-		s["duration_ms"] = r.spanMs
-		s["request_throughput_rps"] = float64(n) / sec
-		s["output_throughput_tok_s"] = float64(out) / sec
-		s["input_throughput_tok_s"] = float64(in) / sec
-		s["total_throughput_tok_s"] = float64(in+out) / sec
+		s[schema.DurationMs] = r.spanMs
+		s[schema.RequestThroughputRPS] = float64(n) / sec
+		s[schema.OutputThroughputTokS] = float64(out) / sec
+		s[schema.InputThroughputTokS] = float64(in) / sec
+		s[schema.TotalThroughputTokS] = float64(in+out) / sec
 	}
 }

@@ -3,25 +3,27 @@ package measured
 import (
 	"math"
 	"slices"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
-// CDF returns the measured distribution of metric ("ttft_ms", "itl_ms" or "e2e_latency_ms") as quantiles qs in [0,1] and their values: the 101 points 0, 0.01, …, 1 when the run has per-request values (same rounded-rank rule as the report's `distributions`, see core/report/report.go sortedQuantiles), else the percentiles its summary states (e.g. p50, p90, p99), else nil, nil.
+// CDF returns the measured distribution of metric (schema.TTFT, schema.ITL or schema.E2E) as quantiles qs in [0,1] and their values: the 101 points 0, 0.01, …, 1 when the run has per-request values (same rounded-rank rule as the report's `distributions`, see core/report/report.go sortedQuantiles), else the percentiles its summary states (e.g. p50, p90, p99), else nil, nil.
 //
-// For "itl_ms" the per-request values are every inter-token gap (AIPerf's
+// For schema.ITL the per-request values are every inter-token gap (AIPerf's
 // inter_chunk_latency lists, vLLM's itls), as the report's ITL
 // distribution; a request's mean gap (TPOT) is not used for it.
-func (r *Run) CDF(metric string) (qs, values []float64) {
+func (r *Run) CDF(metric schema.Family) (qs, values []float64) {
 	var xs []float64
 	switch metric {
-	case "ttft_ms":
+	case schema.TTFT:
 		for _, q := range r.Requests {
 			xs = append(xs, q.TTFTMs)
 		}
-	case "e2e_latency_ms":
+	case schema.E2E:
 		for _, q := range r.Requests {
 			xs = append(xs, q.E2EMs)
 		}
-	case "itl_ms":
+	case schema.ITL:
 		xs = slices.Clone(r.gaps)
 	default:
 		return nil, nil

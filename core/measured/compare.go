@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // Row is one metric measured and predicted.
@@ -23,20 +25,20 @@ type Row struct {
 // throughputs, run totals, and the request length statistics, which show
 // whether the prediction replayed the same workload.
 var order = func() []string {
-	stats := []string{"mean", "median", "p75", "p90", "p95", "p99", "min", "max", "std"}
+	stats := []schema.Stat{schema.Mean, schema.Median, schema.P75, schema.P90, schema.P95, schema.P99, schema.Min, schema.Max, schema.Std}
 	var keys []string
-	family := func(f string) {
+	family := func(f schema.Family) {
 		for _, s := range stats {
-			keys = append(keys, s+"_"+f)
+			keys = append(keys, f.Key(s))
 		}
 	}
-	for _, f := range []string{"ttft_ms", "ttst_ms", "itl_ms", "tpot_ms", "e2e_latency_ms"} {
+	for _, f := range []schema.Family{schema.TTFT, schema.TTST, schema.ITL, schema.TPOT, schema.E2E} {
 		family(f)
 	}
-	keys = append(keys, "request_throughput_rps", "output_throughput_tok_s", "input_throughput_tok_s", "total_throughput_tok_s",
-		"completed_requests", "total_input_tokens", "total_output_tokens", "duration_ms")
-	family("input_sequence_length")
-	family("output_sequence_length")
+	keys = append(keys, schema.RequestThroughputRPS, schema.OutputThroughputTokS, schema.InputThroughputTokS, schema.TotalThroughputTokS,
+		schema.CompletedRequests, schema.TotalInputTokens, schema.TotalOutputTokens, schema.DurationMs)
+	family(schema.InputLen)
+	family(schema.OutputLen)
 	return keys
 }()
 

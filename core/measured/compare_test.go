@@ -5,18 +5,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 func TestCompare(t *testing.T) {
 	run := &Run{Summary: map[string]float64{
-		"mean_input_sequence_length": 100, // last in the order
-		"request_throughput_rps":     2,
-		"p99_ttft_ms":                200,
-		"mean_ttft_ms":               100,
-		"mean_itl_ms":                10,
-		"min_itl_ms":                 0,   // no relative error: skipped
-		"mean_tpot_ms":               12,  // the prediction has null: skipped
-		"p99_e2e_latency_ms":         900, // the prediction lacks it: skipped
+		schema.InputLen.Key(schema.Mean): 100, // last in the order
+		schema.RequestThroughputRPS:      2,
+		schema.TTFT.Key(schema.P99):      200,
+		schema.TTFT.Key(schema.Mean):     100,
+		schema.ITL.Key(schema.Mean):      10,
+		schema.ITL.Key(schema.Min):       0,   // no relative error: skipped
+		schema.TPOT.Key(schema.Mean):     12,  // the prediction has null: skipped
+		schema.E2E.Key(schema.P99):       900, // the prediction lacks it: skipped
 	}}
 	pred := []byte(`{"summary": {"mean_ttft_ms": 150, "p99_ttft_ms": 100, "mean_itl_ms": 10, "min_itl_ms": 5, "mean_tpot_ms": null,
 		"request_throughput_rps": 3, "mean_input_sequence_length": 100, "wall_time_ms": 7}}`)
@@ -25,11 +27,11 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Row{
-		{"mean_ttft_ms", 100, 150, 0.5},
-		{"p99_ttft_ms", 200, 100, -0.5},
-		{"mean_itl_ms", 10, 10, 0},
-		{"request_throughput_rps", 2, 3, 0.5},
-		{"mean_input_sequence_length", 100, 100, 0},
+		{schema.TTFT.Key(schema.Mean), 100, 150, 0.5},
+		{schema.TTFT.Key(schema.P99), 200, 100, -0.5},
+		{schema.ITL.Key(schema.Mean), 10, 10, 0},
+		{schema.RequestThroughputRPS, 2, 3, 0.5},
+		{schema.InputLen.Key(schema.Mean), 100, 100, 0},
 	}
 	if !slices.Equal(rows, want) {
 		t.Fatalf("rows\n%v\nwant\n%v", rows, want)
@@ -45,13 +47,13 @@ func TestCompare(t *testing.T) {
 			t.Fatalf("unaligned table:\n%s", b.String())
 		}
 	}
-	if !strings.Contains(lines[1], "mean_ttft_ms") || !strings.HasSuffix(lines[1], "50.0%") || !strings.HasSuffix(lines[2], "-50.0%") || !strings.HasSuffix(lines[3], " 0.0%") {
+	if !strings.Contains(lines[1], schema.TTFT.Key(schema.Mean)) || !strings.HasSuffix(lines[1], "50.0%") || !strings.HasSuffix(lines[2], "-50.0%") || !strings.HasSuffix(lines[3], " 0.0%") {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
 
 func TestCompareErrors(t *testing.T) {
-	run := &Run{Summary: map[string]float64{"mean_ttft_ms": 1}}
+	run := &Run{Summary: map[string]float64{schema.TTFT.Key(schema.Mean): 1}}
 	tests := []struct {
 		name string
 		run  *Run
@@ -81,7 +83,7 @@ func TestOrder(t *testing.T) {
 		}
 		seen[k] = true
 	}
-	if order[0] != "mean_ttft_ms" || !seen["p99_e2e_latency_ms"] || !seen["output_throughput_tok_s"] {
+	if order[0] != schema.TTFT.Key(schema.Mean) || !seen[schema.E2E.Key(schema.P99)] || !seen[schema.OutputThroughputTokS] {
 		t.Fatalf("order %v", order[:5])
 	}
 }
@@ -93,7 +95,7 @@ func TestCDF(t *testing.T) {
 	tests := []struct {
 		name    string
 		run     *Run
-		metric  string
+		metric  schema.Family
 		n       int
 		q0, v0  float64 // first point
 		qn, vn  float64 // last point
@@ -107,7 +109,7 @@ func TestCDF(t *testing.T) {
 		{"summary ttft", summary, "ttft_ms", 10, 0, 464.66410099999996, 1, 3853.857423, [2]float64{0.5, 2369.317693}},
 		{"summary itl", summary, "itl_ms", 10, 0, 6.174672, 1, 164.617523, [2]float64{0.99, 140.53429476}},
 		// vLLM states median, p50 (the same point), p90 and p99.
-		{"vllm summary ttft", vllm, "ttft_ms", 3, 0.5, vllm.Summary["median_ttft_ms"], 0.99, vllm.Summary["p99_ttft_ms"], [2]float64{0.9, vllm.Summary["p90_ttft_ms"]}},
+		{"vllm summary ttft", vllm, "ttft_ms", 3, 0.5, vllm.Summary[schema.TTFT.Key(schema.Median)], 0.99, vllm.Summary[schema.TTFT.Key(schema.P99)], [2]float64{0.9, vllm.Summary[schema.TTFT.Key(schema.P90)]}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

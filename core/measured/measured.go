@@ -25,6 +25,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // File is one file of a measured run, as uploaded or read from disk.
@@ -40,9 +42,9 @@ type Run struct {
 	Summary  map[string]float64 // measured values under the simulator report's summary keys (e.g. "mean_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "mean_tpot_ms", "mean_e2e_latency_ms", request and output-token throughput...), only those the export has
 	Requests []Request          // per-request records, in start order (empty when the export has none)
 
-	gaps   []float64       // every inter-token gap (ms) the records hold, for the ITL CDF
-	pcts   map[string][]qv // "ttft_ms" → the quantiles the summary states
-	spanMs float64         // first request start to last response, from the records
+	gaps   []float64              // every inter-token gap (ms) the records hold, for the ITL CDF
+	pcts   map[schema.Family][]qv // the quantiles the summary states
+	spanMs float64                // first request start to last response, from the records
 
 	// How a vLLM result offered its load, for arrivals it did not record.
 	rate        float64 // --request-rate (requests/s); 0: inf
@@ -127,7 +129,7 @@ func Parse(files ...File) (*Run, error) {
 	if vllm != nil && len(files) > 1 {
 		return nil, fmt.Errorf("%s: a vllm bench serve result is a whole run on its own; parse it without %s", vllm.Name, strings.Join(slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s == vllm.Name }), ", "))
 	}
-	r := &Run{Files: names, Summary: map[string]float64{}, pcts: map[string][]qv{}}
+	r := &Run{Files: names, Summary: map[string]float64{}, pcts: map[schema.Family][]qv{}}
 	var err error
 	if vllm != nil {
 		r.Tool = ToolVLLM
@@ -314,9 +316,9 @@ func percentile(xs []float64, q float64) float64 {
 	return xs[lo] + frac*(xs[lo+1]-xs[lo])
 }
 
-// putDist writes the report's statistics of samples xs under family
-// ("ttft_ms", "input_sequence_length"); nothing for no samples.
-func putDist(s map[string]float64, family string, xs []float64) {
+// putDist writes the report's statistics of samples xs under family;
+// nothing for no samples.
+func putDist(s map[string]float64, family schema.Family, xs []float64) {
 	xs = slices.DeleteFunc(slices.Clone(xs), math.IsNaN)
 	if len(xs) == 0 {
 		return
@@ -331,12 +333,15 @@ func putDist(s map[string]float64, family string, xs []float64) {
 	for _, x := range xs {
 		ss += (x - mean) * (x - mean)
 	}
-	s["mean_"+family] = mean
-	s["std_"+family] = math.Sqrt(ss / float64(len(xs))) // numpy's std (population)
-	s["min_"+family] = xs[0]
-	s["max_"+family] = xs[len(xs)-1]
-	s["median_"+family] = percentile(xs, 0.5)
-	for _, p := range []int{75, 90, 95, 99} {
-		s[fmt.Sprintf("p%d_%s", p, family)] = percentile(xs, float64(p)/100)
+	s[family.Key(schema.Mean)] = mean
+	s[family.Key(schema.Std)] = math.Sqrt(ss / float64(len(xs))) // numpy's std (population)
+	s[family.Key(schema.Min)] = xs[0]
+	s[family.Key(schema.Max)] = xs[len(xs)-1]
+	s[family.Key(schema.Median)] = percentile(xs, 0.5)
+	for _, p := range []struct {
+		stat schema.Stat
+		pct  int
+	}{{schema.P75, 75}, {schema.P90, 90}, {schema.P95, 95}, {schema.P99, 99}} {
+		s[family.Key(p.stat)] = percentile(xs, float64(p.pct)/100)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/workload"
 )
 
@@ -47,23 +48,23 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs
 
 // Values read from the AIPerf summary fixture by hand.
 var aiperfWant = map[string]float64{
-	"mean_ttft_ms":               2343.219436988764,
-	"p99_ttft_ms":                3833.3894000399996,
-	"median_ttst_ms":             136.642199,
-	"mean_itl_ms":                27.755153106189347, // inter_chunk_latency
-	"p99_itl_ms":                 140.53429476,
-	"mean_tpot_ms":               27.763065454471807, // inter_token_latency (per request)
-	"max_tpot_ms":                34.8605763625,
-	"mean_e2e_latency_ms":        9059.654633033708,
-	"std_e2e_latency_ms":         220.21827319725128,
-	"request_throughput_rps":     9.551622221540914,
-	"output_throughput_tok_s":    2320.7222350404572,
-	"completed_requests":         89,
-	"total_input_tokens":         48950,
-	"total_output_tokens":        21624,
-	"duration_ms":                9317.788951, // 9.317788951 sec
-	"mean_input_sequence_length": 550,
-	"min_output_sequence_length": 193,
+	schema.TTFT.Key(schema.Mean):     2343.219436988764,
+	schema.TTFT.Key(schema.P99):      3833.3894000399996,
+	schema.TTST.Key(schema.Median):   136.642199,
+	schema.ITL.Key(schema.Mean):      27.755153106189347, // inter_chunk_latency
+	schema.ITL.Key(schema.P99):       140.53429476,
+	schema.TPOT.Key(schema.Mean):     27.763065454471807, // inter_token_latency (per request)
+	schema.TPOT.Key(schema.Max):      34.8605763625,
+	schema.E2E.Key(schema.Mean):      9059.654633033708,
+	schema.E2E.Key(schema.Std):       220.21827319725128,
+	schema.RequestThroughputRPS:      9.551622221540914,
+	schema.OutputThroughputTokS:      2320.7222350404572,
+	schema.CompletedRequests:         89,
+	schema.TotalInputTokens:          48950,
+	schema.TotalOutputTokens:         21624,
+	schema.DurationMs:                9317.788951, // 9.317788951 sec
+	schema.InputLen.Key(schema.Mean): 550,
+	schema.OutputLen.Key(schema.Min): 193,
 }
 
 func TestParseAIPerfSummary(t *testing.T) {
@@ -111,13 +112,13 @@ func TestParseAIPerfRecords(t *testing.T) {
 		}
 	}
 	// From the records alone we compute what AIPerf's summary states.
-	for _, k := range []string{"mean_ttft_ms", "p99_ttft_ms", "p90_itl_ms", "mean_itl_ms", "mean_tpot_ms", "p75_e2e_latency_ms",
-		"request_throughput_rps", "output_throughput_tok_s", "duration_ms", "completed_requests", "total_output_tokens"} {
+	for _, k := range []string{schema.TTFT.Key(schema.Mean), schema.TTFT.Key(schema.P99), schema.ITL.Key(schema.P90), schema.ITL.Key(schema.Mean), schema.TPOT.Key(schema.Mean), schema.E2E.Key(schema.P75),
+		schema.RequestThroughputRPS, schema.OutputThroughputTokS, schema.DurationMs, schema.CompletedRequests, schema.TotalOutputTokens} {
 		if got, want := r.Summary[k], aiperfWant[k]; want != 0 && math.Abs(got-want) > 1e-9*want {
 			t.Errorf("%s from records = %v, summary says %v", k, got, want)
 		}
 	}
-	if got := r.Summary["p90_itl_ms"]; !near(got, 24.875479600000002) {
+	if got := r.Summary[schema.ITL.Key(schema.P90)]; !near(got, 24.875479600000002) {
 		t.Errorf("p90_itl_ms from records = %v", got)
 	}
 }
@@ -125,10 +126,10 @@ func TestParseAIPerfRecords(t *testing.T) {
 func TestParseAIPerfBoth(t *testing.T) {
 	for _, fs := range [][]File{load(t, aiperfSummary, aiperfRecords), load(t, aiperfRecords, aiperfSummary)} {
 		r := mustParse(t, fs...)
-		if len(r.Requests) != 89 || len(r.Files) != 2 || r.Summary["mean_ttft_ms"] != aiperfWant["mean_ttft_ms"] {
-			t.Fatalf("%d requests, files %v, mean_ttft_ms %v", len(r.Requests), r.Files, r.Summary["mean_ttft_ms"])
+		if len(r.Requests) != 89 || len(r.Files) != 2 || r.Summary[schema.TTFT.Key(schema.Mean)] != aiperfWant[schema.TTFT.Key(schema.Mean)] {
+			t.Fatalf("%d requests, files %v, mean_ttft_ms %v", len(r.Requests), r.Files, r.Summary[schema.TTFT.Key(schema.Mean)])
 		}
-		if _, ok := r.Summary["input_throughput_tok_s"]; ok {
+		if _, ok := r.Summary[schema.InputThroughputTokS]; ok {
 			t.Error("with a summary, the summary alone gives the values")
 		}
 	}
@@ -153,8 +154,8 @@ const newRecords = `{"metadata":{"session_num":0,"request_start_ns":100000000000
 
 func TestParseAIPerfCurrentLayout(t *testing.T) {
 	r := mustParse(t, File{"profile_export_aiperf.json", []byte(newSummary)})
-	for k, want := range map[string]float64{"mean_ttft_ms": 154.2643238, "median_ttft_ms": 136.4860965, "min_ttft_ms": 74.400987,
-		"mean_tpot_ms": 5.67, "p90_tpot_ms": 6.11, "p99_e2e_latency_ms": 10438.08, "duration_ms": 128677.665177, "request_throughput_rps": 0.75} {
+	for k, want := range map[string]float64{schema.TTFT.Key(schema.Mean): 154.2643238, schema.TTFT.Key(schema.Median): 136.4860965, schema.TTFT.Key(schema.Min): 74.400987,
+		schema.TPOT.Key(schema.Mean): 5.67, schema.TPOT.Key(schema.P90): 6.11, schema.E2E.Key(schema.P99): 10438.08, schema.DurationMs: 128677.665177, schema.RequestThroughputRPS: 0.75} {
 		if got := r.Summary[k]; !near(got, want) {
 			t.Errorf("%s = %v, want %v", k, got, want)
 		}
@@ -171,7 +172,7 @@ func TestParseAIPerfCurrentLayout(t *testing.T) {
 		t.Errorf("second %+v", b)
 	}
 	// Span: first start (250 s) to the last end (request_end_ns 900 s).
-	if got := r.Summary["duration_ms"]; got != 650 {
+	if got := r.Summary[schema.DurationMs]; got != 650 {
 		t.Errorf("duration_ms = %v, want 650", got)
 	}
 	if q, v := r.CDF("itl_ms"); len(q) != 101 || v[0] != 99.5 || v[100] != 100 {
@@ -190,10 +191,10 @@ func TestParseVLLM(t *testing.T) {
 	}
 	f := func(k string) float64 { return raw[k].(float64) }
 	for k, want := range map[string]float64{
-		"mean_ttft_ms": f("mean_ttft_ms"), "median_ttft_ms": f("median_ttft_ms"), "p90_ttft_ms": f("p90_ttft_ms"),
-		"p99_itl_ms": f("p99_itl_ms"), "mean_tpot_ms": f("mean_tpot_ms"), "std_e2e_latency_ms": f("std_e2el_ms"),
-		"request_throughput_rps": f("request_throughput"), "output_throughput_tok_s": f("output_throughput"),
-		"total_throughput_tok_s": f("total_token_throughput"), "completed_requests": 11, "duration_ms": 1000 * f("duration"),
+		schema.TTFT.Key(schema.Mean): f("mean_ttft_ms"), schema.TTFT.Key(schema.Median): f("median_ttft_ms"), schema.TTFT.Key(schema.P90): f("p90_ttft_ms"),
+		schema.ITL.Key(schema.P99): f("p99_itl_ms"), schema.TPOT.Key(schema.Mean): f("mean_tpot_ms"), schema.E2E.Key(schema.Std): f("std_e2el_ms"),
+		schema.RequestThroughputRPS: f("request_throughput"), schema.OutputThroughputTokS: f("output_throughput"),
+		schema.TotalThroughputTokS: f("total_token_throughput"), schema.CompletedRequests: 11, schema.DurationMs: 1000 * f("duration"),
 	} {
 		if got := r.Summary[k]; !near(got, want) {
 			t.Errorf("%s = %v, want %v", k, got, want)
@@ -207,13 +208,13 @@ func TestParseVLLM(t *testing.T) {
 		t.Errorf("request 1 %+v", q)
 	}
 	// The lengths' statistics come from the lists (vLLM states none).
-	if got := r.Summary["total_input_tokens"]; got != 4882 || r.Summary["max_input_sequence_length"] != 667 {
-		t.Errorf("total_input_tokens %v, max_input_sequence_length %v", got, r.Summary["max_input_sequence_length"])
+	if got := r.Summary[schema.TotalInputTokens]; got != 4882 || r.Summary[schema.InputLen.Key(schema.Max)] != 667 {
+		t.Errorf("total_input_tokens %v, max_input_sequence_length %v", got, r.Summary[schema.InputLen.Key(schema.Max)])
 	}
 
 	s := mustParse(t, load(t, vllmSummary)...)
-	if len(s.Requests) != 0 || s.Summary["mean_ttft_ms"] != r.Summary["mean_ttft_ms"] {
-		t.Fatalf("summary-only: %d requests, mean_ttft_ms %v", len(s.Requests), s.Summary["mean_ttft_ms"])
+	if len(s.Requests) != 0 || s.Summary[schema.TTFT.Key(schema.Mean)] != r.Summary[schema.TTFT.Key(schema.Mean)] {
+		t.Fatalf("summary-only: %d requests, mean_ttft_ms %v", len(s.Requests), s.Summary[schema.TTFT.Key(schema.Mean)])
 	}
 	// Its trace: the count and the mean lengths at the request rate.
 	tr, err := s.Trace()
@@ -229,9 +230,9 @@ func TestParseVLLM(t *testing.T) {
 func TestParseRealVLLMResult(t *testing.T) {
 	r := mustParse(t, load(t, vllmReal)...)
 	for k, want := range map[string]float64{
-		"mean_ttft_ms": 243.57119981985306, "median_ttft_ms": 244.08852099440992, "p95_ttft_ms": 257.0488001947524, "p99_ttft_ms": 261.66544687526766,
-		"mean_tpot_ms": 16.170790800581987, "p99_itl_ms": 216.5980374556966, "completed_requests": 200, "total_input_tokens": 1599800,
-		"duration_ms": 57421.71942605637, "output_throughput_tok_s": 696.6005267659943,
+		schema.TTFT.Key(schema.Mean): 243.57119981985306, schema.TTFT.Key(schema.Median): 244.08852099440992, schema.TTFT.Key(schema.P95): 257.0488001947524, schema.TTFT.Key(schema.P99): 261.66544687526766,
+		schema.TPOT.Key(schema.Mean): 16.170790800581987, schema.ITL.Key(schema.P99): 216.5980374556966, schema.CompletedRequests: 200, schema.TotalInputTokens: 1599800,
+		schema.DurationMs: 57421.71942605637, schema.OutputThroughputTokS: 696.6005267659943,
 	} {
 		if got, ok := r.Summary[k]; !ok || !near(got, want) {
 			t.Errorf("%s = %v (%v), want %v", k, got, ok, want)
@@ -292,7 +293,7 @@ func TestParseVLLMWithoutStartTimes(t *testing.T) {
 // Python writes NaN for an undefined statistic: it reads as not measured.
 func TestNaNIsNotMeasured(t *testing.T) {
 	r := mustParse(t, File{"v.json", []byte(`{"completed": 2, "duration": 1.5, "mean_ttft_ms": NaN, "std_ttft_ms": NaN, "median_ttft_ms": 20.5, "label": "NaN in a string"}`)})
-	if _, ok := r.Summary["mean_ttft_ms"]; ok || r.Summary["median_ttft_ms"] != 20.5 || r.Summary["duration_ms"] != 1500 {
+	if _, ok := r.Summary[schema.TTFT.Key(schema.Mean)]; ok || r.Summary[schema.TTFT.Key(schema.Median)] != 20.5 || r.Summary[schema.DurationMs] != 1500 {
 		t.Fatalf("summary %v", r.Summary)
 	}
 }

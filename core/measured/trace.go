@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // TraceBlock is the number of prompt tokens one hash id of the written
@@ -66,7 +68,7 @@ func (r *Run) Trace() ([]byte, error) {
 
 // summaryRequests stands for a summary-only vLLM result's requests.
 func (r *Run) summaryRequests() ([]Request, error) {
-	n, in, out := r.Summary["completed_requests"], r.Summary["total_input_tokens"], r.Summary["total_output_tokens"]
+	n, in, out := r.Summary[schema.CompletedRequests], r.Summary[schema.TotalInputTokens], r.Summary[schema.TotalOutputTokens]
 	if r.Tool != ToolVLLM {
 		return nil, fmt.Errorf("%s: no per-request records: the trace needs AIPerf's profile_export.jsonl (in the artifact directory beside profile_export_aiperf.json; --export-level records or raw)", files(r))
 	}

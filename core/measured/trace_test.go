@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -90,7 +91,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		_, _ = Compare(r, pred)
-		for _, m := range []string{"ttft_ms", "itl_ms", "e2e_latency_ms"} {
+		for _, m := range []schema.Family{schema.TTFT, schema.ITL, schema.E2E} {
 			qs, vs := r.CDF(m)
 			if len(qs) != len(vs) {
 				t.Fatalf("%s: %d quantiles, %d values", m, len(qs), len(vs))

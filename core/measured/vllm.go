@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // vllmScalars are vLLM's run-level values we keep, with their factor to
@@ -16,18 +18,18 @@ var vllmScalars = []struct {
 	key, report string
 	scale       float64
 }{
-	{"duration", "duration_ms", 1000}, // seconds
-	{"completed", "completed_requests", 1},
-	{"total_input_tokens", "total_input_tokens", 1},
-	{"total_output_tokens", "total_output_tokens", 1},
-	{"request_throughput", "request_throughput_rps", 1},
-	{"output_throughput", "output_throughput_tok_s", 1},
-	{"total_token_throughput", "total_throughput_tok_s", 1},
+	{"duration", schema.DurationMs, 1000}, // seconds
+	{"completed", schema.CompletedRequests, 1},
+	{"total_input_tokens", schema.TotalInputTokens, 1},
+	{"total_output_tokens", schema.TotalOutputTokens, 1},
+	{"request_throughput", schema.RequestThroughputRPS, 1},
+	{"output_throughput", schema.OutputThroughputTokS, 1},
+	{"total_token_throughput", schema.TotalThroughputTokS, 1},
 }
 
 // vllmFamilies maps vLLM's metric names to the report's. vLLM's itl is
 // every gap of every request and its tpot is per request, as ours.
-var vllmFamilies = map[string]string{"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_latency_ms"}
+var vllmFamilies = map[string]schema.Family{"ttft": schema.TTFT, "tpot": schema.TPOT, "itl": schema.ITL, "e2el": schema.E2E}
 
 // reportPercentiles are the percentiles the report has keys for.
 var reportPercentiles = []string{"75", "90", "95", "99"}
@@ -91,14 +93,16 @@ func parseVLLM(r *Run, name string, top map[string]json.RawMessage) error {
 			continue
 		}
 		switch {
+		// vLLM's statistic names (mean, std, median, pNN) are the
+		// report's.
 		case stat == "mean" || stat == "std" || stat == "median":
-			r.Summary[stat+"_"+family] = v
+			r.Summary[family.Key(schema.Stat(stat))] = v
 		case stat == "p50":
 			if _, ok := top["median_"+metric+"_ms"]; !ok {
-				r.Summary["median_"+family] = v
+				r.Summary[family.Key(schema.Median)] = v
 			}
 		case slices.Contains(reportPercentiles, stat[1:]):
-			r.Summary[stat+"_"+family] = v
+			r.Summary[family.Key(schema.Stat(stat))] = v
 		}
 		if q >= 0 && !(stat == "p50" && hasKey(top, "median_"+metric+"_ms")) {
 			r.pcts[family] = append(r.pcts[family], qv{q, v})
@@ -137,51 +141,12 @@ func parseVLLMDetail(r *Run, name string, top map[string]json.RawMessage) error 
 	if !hasKey(top, "input_lens") && !hasKey(top, "output_lens") {
 		return nil
 	}
-	ins, err := intList(name, "input_lens", top["input_lens"])
+	d, err := readVLLMLists(name, top)
 	if err != nil {
 		return err
 	}
-	outs, err := intList(name, "output_lens", top["output_lens"])
-	if err != nil {
-		return err
-	}
-	n := len(ins)
-	if len(outs) != n {
-		return fmt.Errorf("%s: output_lens: %d values, want %d (one per request, as input_lens)", name, len(outs), n)
-	}
-	ttfts, err := floatList(name, "ttfts", top["ttfts"], n)
-	if err != nil {
-		return err
-	}
-	lats, err := floatList(name, "latencies", top["latencies"], n)
-	if err != nil {
-		return err
-	}
-	starts, err := floatList(name, "start_times", top["start_times"], n)
-	if err != nil {
-		return err
-	}
-	var itls [][]*float64
-	if raw := top["itls"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
-		if err := json.Unmarshal(raw, &itls); err != nil {
-			return fmt.Errorf("%s: itls: must be a list of lists of numbers (seconds)", name)
-		}
-		if len(itls) != n {
-			return fmt.Errorf("%s: itls: %d values, want %d (one per request, as input_lens)", name, len(itls), n)
-		}
-	}
-	var errs []*string
-	if raw := top["errors"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
-		if err := json.Unmarshal(raw, &errs); err != nil {
-			return fmt.Errorf("%s: errors: must be a list of strings", name)
-		}
-		if len(errs) != n {
-			return fmt.Errorf("%s: errors: %d values, want %d (one per request, as input_lens)", name, len(errs), n)
-		}
-	}
-	rate := r.rate
 	t0 := math.Inf(1)
-	for _, s := range starts {
+	for _, s := range d.starts {
 		if !math.IsNaN(s) {
 			t0 = min(t0, s)
 		}
@@ -192,44 +157,20 @@ func parseVLLMDetail(r *Run, name string, top map[string]json.RawMessage) error 
 	}
 	var recs []rec
 	var isl, osl []float64
-	for i := range n {
-		if errs != nil && errs[i] != nil && *errs[i] != "" {
+	for i := range d.ins {
+		if d.errs != nil && d.errs[i] != nil && *d.errs[i] != "" {
 			continue
 		}
-		q := Request{InputTokens: ins[i], OutputTokens: outs[i], TTFTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}
-		if ttfts != nil {
-			q.TTFTMs = ttfts[i] * 1000
-		}
-		var sum float64
-		gapsOK := itls != nil
-		if gapsOK {
-			for j, g := range itls[i] {
-				if g == nil {
-					gapsOK = false
-					continue
-				}
-				if err := check(*g); err != nil {
-					return fmt.Errorf("%s: itls[%d][%d]: %v", name, i, j, err)
-				}
-				r.gaps = append(r.gaps, *g*1000)
-				sum += *g * 1000
-			}
-		}
-		switch {
-		case lats != nil && !math.IsNaN(lats[i]):
-			q.E2EMs = lats[i] * 1000
-		case gapsOK:
-			q.E2EMs = q.TTFTMs + sum // NaN without a TTFT
-		}
-		if q.OutputTokens >= 2 {
-			q.ITLMs = (q.E2EMs - q.TTFTMs) / float64(q.OutputTokens-1)
+		q, err := d.request(r, name, i)
+		if err != nil {
+			return err
 		}
 		var at float64
 		switch {
-		case starts != nil && !math.IsNaN(starts[i]):
-			at = (starts[i] - t0) * 1000
-		case starts == nil && rate > 0:
-			at = float64(i) * 1000 / rate
+		case d.starts != nil && !math.IsNaN(d.starts[i]):
+			at = (d.starts[i] - t0) * 1000
+		case d.starts == nil && r.rate > 0:
+			at = float64(i) * 1000 / r.rate
 		}
 		recs = append(recs, rec{at, q})
 		isl, osl = append(isl, float64(q.InputTokens)), append(osl, float64(q.OutputTokens))
@@ -240,9 +181,94 @@ func parseVLLMDetail(r *Run, name string, top map[string]json.RawMessage) error 
 		r.Requests = append(r.Requests, q.req)
 	}
 	// The result states no length statistics; the lists give them.
-	putDist(r.Summary, "input_sequence_length", isl)
-	putDist(r.Summary, "output_sequence_length", osl)
+	putDist(r.Summary, schema.InputLen, isl)
+	putDist(r.Summary, schema.OutputLen, osl)
 	return nil
+}
+
+// vllmLists are the per-request lists of a --save-detailed result, one
+// value per request (nil: the result lacks the list). Times are seconds.
+type vllmLists struct {
+	ins, outs           []int
+	ttfts, lats, starts []float64
+	itls                [][]*float64
+	errs                []*string
+}
+
+// readVLLMLists reads and checks the per-request lists of top.
+func readVLLMLists(name string, top map[string]json.RawMessage) (*vllmLists, error) {
+	var d vllmLists
+	var err error
+	if d.ins, err = intList(name, "input_lens", top["input_lens"]); err != nil {
+		return nil, err
+	}
+	if d.outs, err = intList(name, "output_lens", top["output_lens"]); err != nil {
+		return nil, err
+	}
+	n := len(d.ins)
+	if len(d.outs) != n {
+		return nil, fmt.Errorf("%s: output_lens: %d values, want %d (one per request, as input_lens)", name, len(d.outs), n)
+	}
+	if d.ttfts, err = floatList(name, "ttfts", top["ttfts"], n); err != nil {
+		return nil, err
+	}
+	if d.lats, err = floatList(name, "latencies", top["latencies"], n); err != nil {
+		return nil, err
+	}
+	if d.starts, err = floatList(name, "start_times", top["start_times"], n); err != nil {
+		return nil, err
+	}
+	if raw := top["itls"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &d.itls); err != nil {
+			return nil, fmt.Errorf("%s: itls: must be a list of lists of numbers (seconds)", name)
+		}
+		if len(d.itls) != n {
+			return nil, fmt.Errorf("%s: itls: %d values, want %d (one per request, as input_lens)", name, len(d.itls), n)
+		}
+	}
+	if raw := top["errors"]; len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &d.errs); err != nil {
+			return nil, fmt.Errorf("%s: errors: must be a list of strings", name)
+		}
+		if len(d.errs) != n {
+			return nil, fmt.Errorf("%s: errors: %d values, want %d (one per request, as input_lens)", name, len(d.errs), n)
+		}
+	}
+	return &d, nil
+}
+
+// request is request i's measured latencies (ms); its inter-token gaps go
+// to r's ITL samples.
+func (d *vllmLists) request(r *Run, name string, i int) (Request, error) {
+	q := Request{InputTokens: d.ins[i], OutputTokens: d.outs[i], TTFTMs: math.NaN(), ITLMs: math.NaN(), E2EMs: math.NaN()}
+	if d.ttfts != nil {
+		q.TTFTMs = d.ttfts[i] * 1000
+	}
+	var sum float64
+	gapsOK := d.itls != nil
+	if gapsOK {
+		for j, g := range d.itls[i] {
+			if g == nil {
+				gapsOK = false
+				continue
+			}
+			if err := check(*g); err != nil {
+				return q, fmt.Errorf("%s: itls[%d][%d]: %v", name, i, j, err)
+			}
+			r.gaps = append(r.gaps, *g*1000)
+			sum += *g * 1000
+		}
+	}
+	switch {
+	case d.lats != nil && !math.IsNaN(d.lats[i]):
+		q.E2EMs = d.lats[i] * 1000
+	case gapsOK:
+		q.E2EMs = q.TTFTMs + sum // NaN without a TTFT
+	}
+	if q.OutputTokens >= 2 {
+		q.ITLMs = (q.E2EMs - q.TTFTMs) / float64(q.OutputTokens-1)
+	}
+	return q, nil
 }
 
 // intList reads a list of token counts.

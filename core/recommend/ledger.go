@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // JSON is recommendation.json.
@@ -19,8 +21,8 @@ func (l *Ledger) JSON() ([]byte, error) {
 }
 
 // csvMetrics are the metric columns of recommendation.csv.
-var csvMetrics = []string{"output_throughput_tok_s", "output_throughput_per_gpu_tok_s", "mean_output_token_throughput_per_user",
-	"goodput_request_throughput_rps", "mean_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "mean_e2e_latency_ms", "duration_ms", "gpu_hours", "max_rate"}
+var csvMetrics = []string{schema.OutputThroughputTokS, schema.OutputThroughputPerGPUTokS, schema.PerUser.Key(schema.Mean),
+	schema.GoodputRequestThroughputRPS, schema.TTFT.Key(schema.Mean), schema.TTFT.Key(schema.P99), schema.ITL.Key(schema.Mean), schema.E2E.Key(schema.Mean), schema.DurationMs, schema.GPUHours, schema.MaxRate}
 
 // CSV is recommendation.csv: one row per candidate, the searched values
 // and the metrics as columns, is_top_n and is_pareto flags.

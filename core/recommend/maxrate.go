@@ -8,6 +8,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // Attainment is the share of requests that must meet every SLA bound for
@@ -27,7 +28,7 @@ func rateKnob(cfg *config.Config) string {
 // meet every bound.
 func meets(rep *report.Report) bool {
 	s := rep.Summary
-	return s["num_requests"] > 0 && s["goodput_completed_requests"] >= Attainment*s["num_requests"]
+	return s[schema.NumRequests] > 0 && s[schema.GoodputCompletedRequests] >= Attainment*s[schema.NumRequests]
 }
 
 // maxRate finds the highest arrival rate at which candidate sets still

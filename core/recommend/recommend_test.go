@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 )
 
@@ -175,7 +176,7 @@ optimization: {target: max_rate, max_rate: {start: 1, tolerance: 0.02}}
 		if e.Status != Feasible {
 			t.Fatalf("%s: %s %s", e.ID, e.Status, e.Reason)
 		}
-		rate := e.Metrics["max_rate"]
+		rate := e.Metrics[schema.MaxRate]
 		at := func(r float64) bool {
 			rep, _, err := Local{p}.Predict(append(sp.Sets(sp.At(e.Index)), fmt.Sprintf("traffic.load.speedup=%v", r)))
 			if err != nil {
@@ -294,13 +295,13 @@ optimization: {target: max_rate, max_rate: {start: 1, tolerance: 0.05}}
 	if err != nil || l.Best() == nil {
 		t.Fatalf("%v %+v", err, l.Counts)
 	}
-	rate := l.Best().Metrics["max_rate"]
+	rate := l.Best().Metrics[schema.MaxRate]
 	share := func(r float64) float64 {
 		rep, _, err := Local{p}.Predict([]string{fmt.Sprintf("traffic.load.speedup=%v", r)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rep.Summary["goodput_completed_requests"] / rep.Summary["num_requests"]
+		return rep.Summary[schema.GoodputCompletedRequests] / rep.Summary[schema.NumRequests]
 	}
 	at, above := share(rate), share(rate*1.05)
 	t.Logf("max speedup %.4f: %.1f %% of requests meet the SLA; at ×1.05: %.1f %%", rate, 100*at, 100*above)
@@ -336,8 +337,8 @@ optimizer: {max_trials: 10}
 			t.Fatalf("%s: %s (%s)", e.ID, e.Status, e.Reason)
 		}
 		seen[e.Config["planner.scaling_policy"]] = true
-		if e.Metrics["gpu_hours"] <= 0 {
-			t.Errorf("%s: gpu_hours %v", e.ID, e.Metrics["gpu_hours"])
+		if e.Metrics[schema.GPUHours] <= 0 {
+			t.Errorf("%s: gpu_hours %v", e.ID, e.Metrics[schema.GPUHours])
 		}
 	}
 	if len(seen) != 3 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 )
 
@@ -195,9 +196,9 @@ func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) Entry {
 	}
 	e.Metrics = metrics(rep.Summary)
 	if !math.IsNaN(rate) {
-		e.Metrics["max_rate"] = rate
+		e.Metrics[schema.MaxRate] = rate
 	}
-	if e.Metrics["completed_requests"] == 0 {
+	if e.Metrics[schema.CompletedRequests] == 0 {
 		return fail(Infeasible, ReasonNoSamples, "no request completed")
 	}
 	if why := slaBreach(&sp.Spec, rep.SLA, e.Metrics); why != "" && sp.Spec.Optimization.Target != "max_rate" {
@@ -210,9 +211,9 @@ func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) Entry {
 	}
 	switch target {
 	case "min_gpus":
-		e.tie = value(e.Metrics, "goodput_request_throughput_rps")*1e6 - e.Metrics["mean_e2e_latency_ms"]
+		e.tie = value(e.Metrics, schema.GoodputRequestThroughputRPS)*1e6 - e.Metrics[schema.E2E.Key(schema.Mean)]
 	case "pareto":
-		e.Objectives = []float64{e.Metrics["output_throughput_per_gpu_tok_s"], e.Metrics["mean_output_token_throughput_per_user"]}
+		e.Objectives = []float64{e.Metrics[schema.OutputThroughputPerGPUTokS], e.Metrics[schema.PerUser.Key(schema.Mean)]}
 	}
 	return e
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -46,11 +47,11 @@ var errRuntime = errors.New("replay failed")
 // metricKeys are the summary keys a ledger entry keeps (simulated, never
 // wall-clock).
 var metricKeys = []string{
-	"num_requests", "completed_requests", "duration_ms", "total_gpus", "gpu_hours",
-	"output_throughput_tok_s", "request_throughput_rps", "mean_output_token_throughput_per_user",
-	"goodput_request_throughput_rps", "goodput_completed_requests", "goodput_output_throughput_tok_s",
-	"mean_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "p99_itl_ms", "mean_tpot_ms", "mean_e2e_latency_ms", "p99_e2e_latency_ms",
-	"prefix_cache_reused_ratio", "num_preemptions",
+	schema.NumRequests, schema.CompletedRequests, schema.DurationMs, schema.TotalGPUs, schema.GPUHours,
+	schema.OutputThroughputTokS, schema.RequestThroughputRPS, schema.PerUser.Key(schema.Mean),
+	schema.GoodputRequestThroughputRPS, schema.GoodputCompletedRequests, schema.GoodputOutputThroughputTokS,
+	schema.TTFT.Key(schema.Mean), schema.TTFT.Key(schema.P99), schema.ITL.Key(schema.Mean), schema.ITL.Key(schema.P99), schema.TPOT.Key(schema.Mean), schema.E2E.Key(schema.Mean), schema.E2E.Key(schema.P99),
+	schema.PrefixCacheReusedRatio, schema.NumPreemptions,
 }
 
 // metrics picks the ledger's metrics of a summary, adding the per-GPU
@@ -63,14 +64,14 @@ func metrics(s report.Summary) report.Summary {
 			m[k] = v
 		}
 	}
-	avg := s["gpu_hours"] / (s["duration_ms"] / 3.6e6)
+	avg := s[schema.GPUHours] / (s[schema.DurationMs] / 3.6e6)
 	if !(avg > 0) {
-		avg = s["total_gpus"]
+		avg = s[schema.TotalGPUs]
 	}
-	m["avg_gpus"] = avg
-	m["output_throughput_per_gpu_tok_s"] = s["output_throughput_tok_s"] / avg
-	if g, ok := s["goodput_request_throughput_rps"]; ok {
-		m["goodput_per_gpu_rps"] = g / avg
+	m[schema.AvgGPUs] = avg
+	m[schema.OutputThroughputPerGPUTokS] = s[schema.OutputThroughputTokS] / avg
+	if g, ok := s[schema.GoodputRequestThroughputRPS]; ok {
+		m[schema.GoodputPerGPURPS] = g / avg
 	}
 	return m
 }
@@ -80,23 +81,23 @@ func metrics(s report.Summary) report.Summary {
 func score(target string, m report.Summary) float64 {
 	switch target {
 	case "throughput":
-		return m["output_throughput_tok_s"]
+		return m[schema.OutputThroughputTokS]
 	case "throughput_per_gpu", "pareto":
-		return m["output_throughput_per_gpu_tok_s"]
+		return m[schema.OutputThroughputPerGPUTokS]
 	case "throughput_per_user":
-		return m["mean_output_token_throughput_per_user"]
+		return m[schema.PerUser.Key(schema.Mean)]
 	case "goodput":
-		return value(m, "goodput_request_throughput_rps")
+		return value(m, schema.GoodputRequestThroughputRPS)
 	case "goodput_per_gpu":
-		return value(m, "goodput_per_gpu_rps")
+		return value(m, schema.GoodputPerGPURPS)
 	case "ttft":
-		return -m["mean_ttft_ms"]
+		return -m[schema.TTFT.Key(schema.Mean)]
 	case "e2e_latency":
-		return -m["mean_e2e_latency_ms"]
+		return -m[schema.E2E.Key(schema.Mean)]
 	case "min_gpus":
-		return -m["total_gpus"]
+		return -m[schema.TotalGPUs]
 	case "max_rate":
-		return value(m, "max_rate")
+		return value(m, schema.MaxRate)
 	}
 	return math.NaN()
 }
@@ -114,7 +115,7 @@ func value(m report.Summary, k string) float64 {
 func slaBreach(spec *Spec, sla *report.SLAInfo, m report.Summary) string {
 	o := &spec.Optimization
 	if min := o.Limits.MinGoodputRPS; min > 0 {
-		if g := value(m, "goodput_request_throughput_rps"); !(g >= min) {
+		if g := value(m, schema.GoodputRequestThroughputRPS); !(g >= min) {
 			return fmt.Sprintf("goodput %.3g req/s is below min_goodput_rps %g", g, min)
 		}
 	}
@@ -125,7 +126,7 @@ func slaBreach(spec *Spec, sla *report.SLAInfo, m report.Summary) string {
 		name  string
 		bound *float64
 		key   string
-	}{{"mean TTFT", sla.TTFTMs, "mean_ttft_ms"}, {"mean TPOT", sla.ITLMs, "mean_tpot_ms"}, {"mean E2E", sla.E2EMs, "mean_e2e_latency_ms"}} {
+	}{{"mean TTFT", sla.TTFTMs, schema.TTFT.Key(schema.Mean)}, {"mean TPOT", sla.ITLMs, schema.TPOT.Key(schema.Mean)}, {"mean E2E", sla.E2EMs, schema.E2E.Key(schema.Mean)}} {
 		if b.bound != nil && !(m[b.key] <= *b.bound) {
 			return fmt.Sprintf("%s %.4g ms is above the SLA's %g ms (strict_sla)", b.name, m[b.key], *b.bound)
 		}

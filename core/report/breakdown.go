@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -62,22 +63,11 @@ func (b *Breakdown) Values() []float64 {
 	return append(out, b.FirstTokenPass)
 }
 
-// BreakdownSection is the report's ttft_breakdown: each part's
-// distribution over the completed requests that got a first token (the
-// requests of mean_ttft_ms), in the order the parts happen.
-type BreakdownSection struct {
-	Requests   int             `json:"requests"`
-	MeanTTFTMs float64         `json:"mean_ttft_ms"` // the parts' means add up to it
-	Parts      []BreakdownPart `json:"parts"`
-}
+// BreakdownSection is schema.BreakdownSection: the section's shape lives in the schema.
+type BreakdownSection = schema.BreakdownSection
 
-// BreakdownPart is one part's distribution.
-type BreakdownPart struct {
-	Part   string  `json:"part"`
-	MeanMs float64 `json:"mean_ms"`
-	P50Ms  float64 `json:"p50_ms"`
-	P99Ms  float64 `json:"p99_ms"`
-}
+// BreakdownPart is schema.BreakdownPart: the section's shape lives in the schema.
+type BreakdownPart = schema.BreakdownPart
 
 // nParts is the number of parts (metrics.TTFTParts names them, in order:
 // the JSON field names above, and the section's part names).

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -32,7 +33,7 @@ func (c *Collector) Decode(id uint64, worker, rank int, t timing.Time) {
 	r.worker, r.rank = int32(worker), int32(rank)
 	if id == c.watch {
 		w, rk := worker, rank // copies, as in Route
-		c.event(TimelineEvent{At: t, Event: "routed", Worker: &w, DPRank: &rk})
+		c.event(TimelineEvent{At: t, Event: schema.EventRouted, Worker: &w, DPRank: &rk})
 	}
 }
 
@@ -49,7 +50,7 @@ func (c *Collector) Transfer(id uint64, start, end timing.Time, tokens int, byte
 	r := c.rec(id)
 	r.x.start, r.x.end, r.x.tokens, r.x.bytes = start, end, int32(tokens), bytes
 	if id == c.watch {
-		c.event(TimelineEvent{At: start, End: end, Event: "kv_transfer", Tokens: tokens, Bytes: bytes})
+		c.event(TimelineEvent{At: start, End: end, Event: schema.EventKVTransfer, Tokens: tokens, Bytes: bytes})
 	}
 }
 
@@ -58,7 +59,7 @@ func (c *Collector) Transfer(id uint64, start, end timing.Time, tokens int, byte
 func (c *Collector) PrefillDone(id uint64, t timing.Time) {
 	c.rec(id).prefillEnd = t
 	if id == c.watch {
-		c.event(TimelineEvent{At: t, Event: "prefill_done"})
+		c.event(TimelineEvent{At: t, Event: schema.EventPrefillDone})
 	}
 }
 
@@ -86,44 +87,14 @@ type PoolInfo struct {
 	GPUsPerWorker int
 }
 
-// PoolStats is a pool's section of the report; its workers are
-// workers[first_worker : first_worker+workers].
-type PoolStats struct {
-	Name          string   `json:"name"`
-	FirstWorker   int      `json:"first_worker"`
-	Workers       int      `json:"workers"`
-	GPUsPerWorker int      `json:"gpus_per_worker"`
-	GPUs          int      `json:"gpus"`
-	Requests      int      `json:"requests"`
-	OutputTokens  int      `json:"output_tokens"`
-	BusyMs        float64  `json:"busy_ms"`
-	Utilization   *float64 `json:"utilization"` // busy time over workers × duration; null without simulated time
-	Preemptions   int      `json:"preemptions"`
-}
+// PoolStats is schema.PoolStats: the section's shape lives in the schema.
+type PoolStats = schema.PoolStats
 
-// TransferInfo is the handoff configuration a disaggregated run used.
-type TransferInfo struct {
-	Handoff       string   `json:"handoff"` // bootstrap | direct
-	Order         string   `json:"order"`   // source_first | destination_first (bootstrap)
-	TimingMode    string   `json:"timing_mode"`
-	BytesPerToken float64  `json:"bytes_per_token"`
-	BandwidthGBps *float64 `json:"bandwidth_gb_per_second"` // null: no delay
-}
+// TransferInfo is schema.TransferInfo: the section's shape lives in the schema.
+type TransferInfo = schema.TransferInfo
 
-// TransferStats is the kv_transfer section of a disaggregated report.
-type TransferStats struct {
-	TransferInfo
-	Handoffs          int      `json:"handoffs"` // transfers started
-	TransferredTokens int      `json:"transferred_tokens"`
-	TransferredBytes  float64  `json:"transferred_bytes"`
-	TotalMs           float64  `json:"total_ms"`
-	MeanMs            *float64 `json:"mean_ms"` // null without handoffs
-	P99Ms             *float64 `json:"p99_ms"`
-	ZeroTransfers     int      `json:"zero_transfers"` // nothing to move: the destination had the whole prompt
-	// DecodeReusedRatio is the prompt tokens the decode side had cached
-	// over the transferred requests' prompt tokens.
-	DecodeReusedRatio *float64 `json:"decode_reused_ratio"`
-}
+// TransferStats is schema.TransferStats: the section's shape lives in the schema.
+type TransferStats = schema.TransferStats
 
 // buildPools renders the pool sections and the GPU accounting of the summary.
 func buildPools(r *Report, info RunInfo, s Summary) {
@@ -163,18 +134,19 @@ func buildPools(r *Report, info RunInfo, s Summary) {
 			ps.Workers = info.Planner.peak(p.Name)
 			ps.GPUs = ps.Workers * p.GPUsPerWorker
 		}
-		role := "decode" // the reference's accounting names an aggregated pool decode
+		// The reference's accounting names an aggregated pool decode.
+		seconds, perWorker := schema.DecodeWorkerSeconds, schema.DecodeGPUsPerWorker
 		if p.Name == "prefill" {
-			role = "prefill"
+			seconds, perWorker = schema.PrefillWorkerSeconds, schema.PrefillGPUsPerWorker
 		}
-		s[role+"_worker_seconds"] = ws
-		s[role+"_gpus_per_worker"] = float64(p.GPUsPerWorker)
-		s["gpu_hours"] += ws * float64(p.GPUsPerWorker) / 3600
+		s[seconds] = ws
+		s[perWorker] = float64(p.GPUsPerWorker)
+		s[schema.GPUHours] += ws * float64(p.GPUsPerWorker) / 3600
 		gpus += ps.GPUs
 		first += p.Workers
 		r.Pools = append(r.Pools, ps)
 	}
-	s["total_gpus"] = float64(gpus)
+	s[schema.TotalGPUs] = float64(gpus)
 }
 
 // buildTransfer renders the kv_transfer section and its summary keys.
@@ -206,9 +178,9 @@ func buildTransfer(c *Collector, info *TransferInfo, s Summary) *TransferStats {
 	}
 	t.MeanMs, t.P99Ms = nullable(mean), nullable(p99)
 	t.DecodeReusedRatio = nullable(ratio(reused, prompt))
-	s["kv_transfer_handoffs"] = float64(t.Handoffs)
-	s["kv_transfer_bytes"] = t.TransferredBytes
-	s["mean_kv_transfer_ms"] = mean
+	s[schema.KVTransferHandoffs] = float64(t.Handoffs)
+	s[schema.KVTransferBytes] = t.TransferredBytes
+	s[schema.MeanKVTransferMs] = mean
 	return t
 }
 

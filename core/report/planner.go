@@ -4,61 +4,28 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
 // The planner's part of the report (spec §9.1): every tick's decision with
 // its reasons and estimates, and the workers per pool over time.
 
-// PlannerReport is the report's planner section.
-type PlannerReport struct {
-	Ticks    []PlannerTick `json:"ticks"`
-	Workers  []WorkerStep  `json:"workers"`   // a step per change of a pool's workers, from t = 0
-	GPUHours float64       `json:"gpu_hours"` // provisioned GPUs (active, starting, draining) integrated over the run
-	MeanGPUs *float64      `json:"mean_gpus"` // gpu_hours over the duration
-}
+// PlannerReport is the report's planner section, with what the loop
+// needs to record it (Change).
+type PlannerReport struct{ schema.Planner }
 
-// PlannerTick is one tick.
-type PlannerTick struct {
-	Tick           int           `json:"tick"`
-	TMs            float64       `json:"t_ms"`
-	Reason         string        `json:"reason"`
-	Pools          []PlannerPool `json:"pools"`
-	EstTTFTMs      *float64      `json:"est_ttft_ms"` // load-based estimates; null when not computed
-	EstITLMs       *float64      `json:"est_itl_ms"`
-	ObservedTTFTMs *float64      `json:"observed_ttft_ms"` // of the requests completed since the last tick
-	ObservedITLMs  *float64      `json:"observed_itl_ms"`
-	// Throughput-based: the traffic the predictor saw and predicted.
-	ObservedRequests *float64 `json:"observed_requests"`
-	ObservedISL      *float64 `json:"observed_isl"`
-	ObservedOSL      *float64 `json:"observed_osl"`
-	PredRequests     *float64 `json:"predicted_requests"`
-	PredISL          *float64 `json:"predicted_isl"`
-	PredOSL          *float64 `json:"predicted_osl"`
-}
+// PlannerTick is schema.PlannerTick: the section's shape lives in the schema.
+type PlannerTick = schema.PlannerTick
 
-// PlannerPool is a pool at a tick: the target the planner set, its
-// workers after the decision and the throughput floor in force.
-type PlannerPool struct {
-	Pool   string `json:"pool"`
-	Target int    `json:"target"`
-	WorkerCount
-	Floor int `json:"floor"`
-}
+// PlannerPool is schema.PlannerPool: the section's shape lives in the schema.
+type PlannerPool = schema.PlannerPool
 
-// WorkerCount is a pool's workers by state.
-type WorkerCount struct {
-	Active   int `json:"active"`
-	Starting int `json:"starting"`
-	Draining int `json:"draining"`
-}
+// WorkerCount is schema.WorkerCount: the section's shape lives in the schema.
+type WorkerCount = schema.WorkerCount
 
-// WorkerStep is a pool's workers from TMs on.
-type WorkerStep struct {
-	TMs  float64 `json:"t_ms"`
-	Pool string  `json:"pool"`
-	WorkerCount
-}
+// WorkerStep is schema.WorkerStep: the section's shape lives in the schema.
+type WorkerStep = schema.WorkerStep
 
 // Change records pool's workers from t on; a change at the same time as
 // the last one of the pool replaces it.

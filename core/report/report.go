@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/metrics"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -90,59 +91,20 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Outcomes says how the run's requests ended and why the run stopped.
-type Outcomes struct {
-	Completed  int            `json:"completed"`
-	Rejected   int            `json:"rejected"`
-	RejectedBy map[string]int `json:"rejected_by_reason"` // kv_capacity | max_model_len
-	Unfinished int            `json:"unfinished"`         // arrived, no terminal outcome
-	StopReason string         `json:"stop_reason"`        // drained | max_virtual_time
-}
+// Outcomes is schema.Outcomes: the section's shape lives in the schema.
+type Outcomes = schema.Outcomes
 
-// WorkerStats are per-worker counters.
-type WorkerStats struct {
-	Worker int    `json:"worker"`
-	Pool   string `json:"pool"` // aggregated | prefill | decode
-	// Planner runs: when the worker was added and removed (null: there at
-	// the start, or to the end), and how long it was provisioned.
-	AddedMs         *float64 `json:"added_ms,omitempty"`
-	RemovedMs       *float64 `json:"removed_ms,omitempty"`
-	ProvisionedMs   *float64 `json:"provisioned_ms,omitempty"`
-	Requests        int      `json:"requests"`
-	RequestShare    float64  `json:"request_share"` // of the requests routed to its pool: the router's balance
-	OutputTokens    int      `json:"output_tokens"`
-	Passes          int      `json:"passes"`
-	BusyMs          float64  `json:"busy_ms"`
-	Preemptions     int      `json:"preemptions"`
-	PeakActiveBlock int      `json:"peak_active_blocks"`
-	TotalBlocks     int      `json:"total_blocks"`
-	Retractions     int      `json:"retractions"`      // SGLang; included in preemptions
-	CacheHitTokens  int      `json:"cache_hit_tokens"` // SGLang prefill prefix tokens
-	CacheTokens     int      `json:"cache_total_tokens"`
-	AcceptedTokens  int      `json:"accepted_tokens"` // tokens emitted by decode forwards
-	DecodeForwards  int      `json:"decode_forwards"` // request-forwards that emitted them
-}
+// WorkerStats is schema.WorkerStats: the section's shape lives in the schema.
+type WorkerStats = schema.WorkerStats
 
-// EngineStats are the per-engine counters summed over workers.
-type EngineStats struct {
-	Retractions      int     `json:"retractions"`
-	CacheHitRatio    float64 `json:"sglang_cache_hit_ratio"` // cache-hit / total prefill tokens (SGLang)
-	MeanAcceptLength float64 `json:"mean_accept_length"`     // tokens per decode forward (1 without speculation)
-}
+// EngineStats is schema.EngineStats: the section's shape lives in the schema.
+type EngineStats = schema.EngineStats
 
-// Distributions hold values at 0%, 1%, …, 100% of the latency
-// distributions, for CDF plots.
-type Distributions struct {
-	TTFTMs []float64 `json:"ttft_ms"`
-	ITLMs  []float64 `json:"itl_ms"`
-	E2EMs  []float64 `json:"e2e_latency_ms"`
-}
+// Distributions is schema.Distributions: the section's shape lives in the schema.
+type Distributions = schema.Distributions
 
-// Coverage says what the report holds.
-type Coverage struct {
-	CapturePerRequest bool `json:"capture_per_request"`
-	PerRequestRecords int  `json:"per_request_records"`
-}
+// Coverage is schema.Coverage: the section's shape lives in the schema.
+type Coverage = schema.Coverage
 
 // RequestRecord is one line of requests.jsonl. A value that does not
 // exist for the request (no first token, no second token, never admitted,
@@ -197,16 +159,9 @@ type RunInfo struct {
 
 // Build renders the report.
 func Build(c *Collector, info RunInfo) *Report {
-	var (
-		completed, inTok, outTok, reused, firstReused int
-		estimated, estimatedIn                        int
-		queueMs                                       float64
-		good, goodTok                                 int
-		ttft, ttst, tpot, e2e, isl, osl               []float64
-		duration                                      timing.Time
-	)
 	r := &Report{Workers: info.Workers, Coverage: Coverage{CapturePerRequest: c.capture}, SLA: info.SLA.info()}
 	r.Outcomes = Outcomes{RejectedBy: map[string]int{}, StopReason: info.StopReason}
+	var t tally
 	for i := range c.recs {
 		q := &c.recs[i]
 		if c.capture {
@@ -216,90 +171,149 @@ func Build(c *Collector, info RunInfo) *Report {
 		case Rejected:
 			r.Outcomes.Rejected++
 			r.Outcomes.RejectedBy[c.reasons[q.reason]]++
-			continue
 		case Pending:
 			r.Outcomes.Unfinished++
-			continue
-		}
-		completed++
-		queueMs += (q.placed - q.arrival - c.Frontend).Ms()
-		if q.overlap >= 0 {
-			estimated += int(q.overlap)
-			estimatedIn += int(q.input)
-		}
-		inTok += int(q.input)
-		outTok += int(q.tokens)
-		isl, osl = append(isl, float64(q.input)), append(osl, float64(q.tokens))
-		duration = max(duration, q.term)
-		if q.admitted {
-			reused += int(q.reused)
-			firstReused += int(q.firstReused)
-		}
-		if q.tokens == 0 {
-			// No token: only an end-to-end bound can be met, by the
-			// terminal time.
-			if info.SLA.E2EMs > 0 && info.SLA.TTFTMs == 0 && info.SLA.ITLMs == 0 && max(q.term-q.arrival, 0).Ms() <= info.SLA.E2EMs {
-				good++
-			}
-			continue
-		}
-		tf := max(q.first-q.arrival, 0).Ms()
-		el := max(q.last-q.arrival, 0).Ms()
-		ttft = append(ttft, tf)
-		e2e = append(e2e, el)
-		if q.tokens >= 2 {
-			ttst = append(ttst, (q.second - q.first).Ms())
-			tpot = append(tpot, (q.last-q.first).Ms()/float64(q.tokens-1))
-		}
-		if info.SLA.good(tf, el, int(q.tokens)) {
-			good++
-			goodTok += int(q.tokens)
+		default:
+			t.add(q, c.Frontend, info.SLA)
 		}
 	}
 	r.Coverage.PerRequestRecords = len(r.requests)
-	r.Outcomes.Completed = completed
-	durS := duration.Ms() / 1000
+	r.Outcomes.Completed = t.completed
+	durS := t.duration.Ms() / 1000
 	if durS <= 0 {
 		durS = math.NaN() // no simulated time: rates are undefined
 	}
-	s := Summary{
-		"num_requests":                              float64(len(c.recs)),
-		"completed_requests":                        float64(completed),
-		"rejected_requests":                         float64(r.Outcomes.Rejected),
-		"unfinished_requests":                       float64(r.Outcomes.Unfinished),
-		"total_input_tokens":                        float64(inTok),
-		"total_output_tokens":                       float64(outTok),
-		"duration_ms":                               duration.Ms(),
-		"wall_time_ms":                              0,
-		"request_throughput_rps":                    float64(completed) / durS,
-		"input_throughput_tok_s":                    float64(inTok) / durS,
-		"output_throughput_tok_s":                   float64(outTok) / durS,
-		"total_throughput_tok_s":                    float64(inTok+outTok) / durS,
-		"prefill_worker_seconds":                    0,
-		"prefill_gpus_per_worker":                   0,
-		"gpu_hours":                                 0,
-		"processed_tokens":                          float64(inTok + outTok),
-		"processed_tokens_per_s":                    0,
-		"processed_output_tokens_per_s":             0,
-		"prefix_cache_reused_ratio":                 ratio(reused, inTok),
-		"first_admission_prefix_cache_reused_ratio": ratio(firstReused, inTok),
-		// The router's expected reuse, beside the reuse obtained above
-		// (null for routers that estimate none), and its queue wait.
-		"router_estimated_overlap_ratio": ratio(estimated, estimatedIn),
-		"mean_router_queue_ms":           queueMs / float64(completed),
-	}
+	s := t.summary(len(c.recs), r.Outcomes, durS)
 	buildPools(r, info, s)
 	if p := info.Planner; p != nil {
-		p.GPUHours = s["gpu_hours"]
+		p.GPUHours = s[schema.GPUHours]
 		mean := p.GPUHours * 3600 / durS
-		p.MeanGPUs, s["mean_gpus"] = nullable(mean), mean
+		p.MeanGPUs, s[schema.MeanGPUs] = nullable(mean), mean
 		r.Planner = p
 	}
 	if info.Transfer != nil {
 		r.KVTransfer = buildTransfer(c, info.Transfer, s)
 	}
-	preempt, hit, tot, acc, fwd := 0, 0, 0, 0, 0
-	for _, w := range info.Workers {
+	s[schema.NumPreemptions] = float64(buildEngine(r))
+	if info.SLA != (SLA{}) {
+		s[schema.GoodputCompletedRequests] = float64(t.good)
+		s[schema.GoodputRequestThroughputRPS] = float64(t.good) / durS
+		s[schema.GoodputOutputThroughputTokS] = float64(t.goodTok) / durS
+	}
+	t.putDists(s, c)
+	r.Summary = s
+
+	qs := make([]float64, 101)
+	for i := range qs {
+		qs[i] = float64(i) / 100
+	}
+	r.Distributions = Distributions{
+		TTFTMs: sortedQuantiles(t.ttft, qs),
+		ITLMs:  c.itl.quantiles(c.itlStats.n, qs),
+		E2EMs:  sortedQuantiles(t.e2e, qs),
+	}
+	r.TTFTBreakdown = c.breakdownSection(info.Transfer != nil)
+	r.TimeSeries = c.Series.render()
+	return r
+}
+
+// tally sums the completed requests' records for the summary.
+type tally struct {
+	completed, inTok, outTok, reused, firstReused int
+	estimated, estimatedIn                        int
+	queueMs                                       float64
+	good, goodTok                                 int
+	ttft, ttst, tpot, e2e, isl, osl               []float64
+	duration                                      timing.Time
+}
+
+// add counts completed request q; frontend is the collector's Frontend.
+func (t *tally) add(q *record, frontend timing.Time, sla SLA) {
+	t.completed++
+	t.queueMs += (q.placed - q.arrival - frontend).Ms()
+	if q.overlap >= 0 {
+		t.estimated += int(q.overlap)
+		t.estimatedIn += int(q.input)
+	}
+	t.inTok += int(q.input)
+	t.outTok += int(q.tokens)
+	t.isl, t.osl = append(t.isl, float64(q.input)), append(t.osl, float64(q.tokens))
+	t.duration = max(t.duration, q.term)
+	if q.admitted {
+		t.reused += int(q.reused)
+		t.firstReused += int(q.firstReused)
+	}
+	if q.tokens == 0 {
+		// No token: only an end-to-end bound can be met, by the
+		// terminal time.
+		if sla.E2EMs > 0 && sla.TTFTMs == 0 && sla.ITLMs == 0 && max(q.term-q.arrival, 0).Ms() <= sla.E2EMs {
+			t.good++
+		}
+		return
+	}
+	tf := max(q.first-q.arrival, 0).Ms()
+	el := max(q.last-q.arrival, 0).Ms()
+	t.ttft = append(t.ttft, tf)
+	t.e2e = append(t.e2e, el)
+	if q.tokens >= 2 {
+		t.ttst = append(t.ttst, (q.second - q.first).Ms())
+		t.tpot = append(t.tpot, (q.last-q.first).Ms()/float64(q.tokens-1))
+	}
+	if sla.good(tf, el, int(q.tokens)) {
+		t.good++
+		t.goodTok += int(q.tokens)
+	}
+}
+
+// summary starts the summary map of n requests over durS simulated seconds
+// with the totals and rates; the sections add their keys.
+func (t *tally) summary(n int, o Outcomes, durS float64) Summary {
+	return Summary{
+		schema.NumRequests:               float64(n),
+		schema.CompletedRequests:         float64(t.completed),
+		schema.RejectedRequests:          float64(o.Rejected),
+		schema.UnfinishedRequests:        float64(o.Unfinished),
+		schema.TotalInputTokens:          float64(t.inTok),
+		schema.TotalOutputTokens:         float64(t.outTok),
+		schema.DurationMs:                t.duration.Ms(),
+		schema.WallTimeMs:                0,
+		schema.RequestThroughputRPS:      float64(t.completed) / durS,
+		schema.InputThroughputTokS:       float64(t.inTok) / durS,
+		schema.OutputThroughputTokS:      float64(t.outTok) / durS,
+		schema.TotalThroughputTokS:       float64(t.inTok+t.outTok) / durS,
+		schema.PrefillWorkerSeconds:      0,
+		schema.PrefillGPUsPerWorker:      0,
+		schema.GPUHours:                  0,
+		schema.ProcessedTokens:           float64(t.inTok + t.outTok),
+		schema.ProcessedTokensPerS:       0,
+		schema.ProcessedOutputTokensPerS: 0,
+		schema.PrefixCacheReusedRatio:    ratio(t.reused, t.inTok),
+		schema.FirstAdmissionReusedRatio: ratio(t.firstReused, t.inTok),
+		// The router's expected reuse, beside the reuse obtained above
+		// (null for routers that estimate none), and its queue wait.
+		schema.RouterEstimatedOverlapRatio: ratio(t.estimated, t.estimatedIn),
+		schema.MeanRouterQueueMs:           t.queueMs / float64(t.completed),
+	}
+}
+
+// putDists writes every distribution's statistics (the exact ones sort
+// their samples, which the CDFs then read).
+func (t *tally) putDists(s Summary, c *Collector) {
+	put(s, schema.TTFT, exactDist(t.ttft))
+	put(s, schema.TTST, exactDist(t.ttst))
+	put(s, schema.TPOT, exactDist(t.tpot))
+	put(s, schema.E2E, exactDist(t.e2e))
+	put(s, schema.ITL, sketchDist(c.itlStats, &c.itl))
+	put(s, schema.PerUser, sketchDist(c.puStats, &c.perUser))
+	put(s, schema.InputLen, exactDist(t.isl))
+	put(s, schema.OutputLen, exactDist(t.osl))
+}
+
+// buildEngine sums the workers' engine counters into the engine section
+// and returns their preemptions.
+func buildEngine(r *Report) (preempt int) {
+	hit, tot, acc, fwd := 0, 0, 0, 0
+	for _, w := range r.Workers {
 		preempt += w.Preemptions
 		r.Engine.Retractions += w.Retractions
 		hit, tot = hit+w.CacheHitTokens, tot+w.CacheTokens
@@ -312,35 +326,7 @@ func Build(c *Collector, info RunInfo) *Report {
 	if fwd > 0 {
 		r.Engine.MeanAcceptLength = ratio(acc, fwd)
 	}
-	s["num_preemptions"] = float64(preempt)
-	if info.SLA != (SLA{}) {
-		s["goodput_completed_requests"] = float64(good)
-		s["goodput_request_throughput_rps"] = float64(good) / durS
-		s["goodput_output_throughput_tok_s"] = float64(goodTok) / durS
-	}
-	ttftD, e2eD := exactDist(ttft), exactDist(e2e)
-	put(s, "ttft", "_ms", ttftD)
-	put(s, "ttst", "_ms", exactDist(ttst))
-	put(s, "tpot", "_ms", exactDist(tpot))
-	put(s, "e2e_latency", "_ms", e2eD)
-	put(s, "itl", "_ms", sketchDist(c.itlStats, &c.itl))
-	put(s, "output_token_throughput_per_user", "", sketchDist(c.puStats, &c.perUser))
-	put(s, "input_sequence_length", "", exactDist(isl))
-	put(s, "output_sequence_length", "", exactDist(osl))
-	r.Summary = s
-
-	qs := make([]float64, 101)
-	for i := range qs {
-		qs[i] = float64(i) / 100
-	}
-	r.Distributions = Distributions{
-		TTFTMs: sortedQuantiles(ttft, qs),
-		ITLMs:  c.itl.quantiles(c.itlStats.n, qs),
-		E2EMs:  sortedQuantiles(e2e, qs),
-	}
-	r.TTFTBreakdown = c.breakdownSection(info.Transfer != nil)
-	r.TimeSeries = c.Series.render()
-	return r
+	return preempt
 }
 
 func (sla SLA) good(ttft, e2e float64, tokens int) bool {
@@ -378,20 +364,20 @@ func ratio(a, b int) float64 {
 
 // put writes a distribution's statistics; all are undefined (NaN) with no
 // samples.
-func put(s Summary, name, unit string, d dist) {
+func put(s Summary, f schema.Family, d dist) {
 	if d.n == 0 {
 		nan := math.NaN()
 		d = dist{mean: nan, min: nan, max: nan, std: nan, pct: [5]float64{nan, nan, nan, nan, nan}}
 	}
-	s["mean_"+name+unit] = d.mean
-	s["min_"+name+unit] = d.min
-	s["max_"+name+unit] = d.max
-	s["std_"+name+unit] = d.std
-	s["median_"+name+unit] = d.pct[0]
-	s["p75_"+name+unit] = d.pct[1]
-	s["p90_"+name+unit] = d.pct[2]
-	s["p95_"+name+unit] = d.pct[3]
-	s["p99_"+name+unit] = d.pct[4]
+	s[f.Key(schema.Mean)] = d.mean
+	s[f.Key(schema.Min)] = d.min
+	s[f.Key(schema.Max)] = d.max
+	s[f.Key(schema.Std)] = d.std
+	s[f.Key(schema.Median)] = d.pct[0]
+	s[f.Key(schema.P75)] = d.pct[1]
+	s[f.Key(schema.P90)] = d.pct[2]
+	s[f.Key(schema.P95)] = d.pct[3]
+	s[f.Key(schema.P99)] = d.pct[4]
 }
 
 func (c *Collector) record(q *record, id uint64) RequestRecord {
@@ -438,15 +424,15 @@ func (c *Collector) record(q *record, id uint64) RequestRecord {
 }
 
 // WallClockKeys are the summary keys that depend on the machine, not the inputs.
-var WallClockKeys = []string{"wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"}
+var WallClockKeys = schema.WallClockKeys
 
 // SetWallTime records the simulator's wall-clock time (measured by the front
 // end; the core never reads the clock) and the rates derived from it.
 func (r *Report) SetWallTime(ms float64) {
-	r.Summary["wall_time_ms"] = ms
+	r.Summary[schema.WallTimeMs] = ms
 	if ms > 0 {
-		r.Summary["processed_tokens_per_s"] = r.Summary["processed_tokens"] / (ms / 1000)
-		r.Summary["processed_output_tokens_per_s"] = r.Summary["total_output_tokens"] / (ms / 1000)
+		r.Summary[schema.ProcessedTokensPerS] = r.Summary[schema.ProcessedTokens] / (ms / 1000)
+		r.Summary[schema.ProcessedOutputTokensPerS] = r.Summary[schema.TotalOutputTokens] / (ms / 1000)
 	}
 }
 
@@ -478,7 +464,7 @@ func (r *Report) Table() string {
 	var b strings.Builder
 	b.WriteString(metrics.Build(s).Text())
 	fmt.Fprintf(&b, "Completed / Rejected / Unfinished: %s / %s / %s   Preemptions: %s   Stop: %s\n",
-		num(s["completed_requests"]), num(s["rejected_requests"]), num(s["unfinished_requests"]), num(s["num_preemptions"]), r.Outcomes.StopReason)
+		num(s[schema.CompletedRequests]), num(s[schema.RejectedRequests]), num(s[schema.UnfinishedRequests]), num(s[schema.NumPreemptions]), r.Outcomes.StopReason)
 	if len(r.Outcomes.RejectedBy) > 0 {
 		reasons := make([]string, 0, len(r.Outcomes.RejectedBy))
 		for k, n := range r.Outcomes.RejectedBy {
@@ -488,14 +474,14 @@ func (r *Report) Table() string {
 		fmt.Fprintf(&b, "Rejected by reason: %s\n", strings.Join(reasons, ", "))
 	}
 	fmt.Fprintf(&b, "GPUs: %s   Simulated duration: %s   Output throughput per GPU (tokens/sec): %s\n",
-		num(s["total_gpus"]), metrics.Duration(s["duration_ms"]), num(s["output_throughput_tok_s"]/s["total_gpus"]))
+		num(s[schema.TotalGPUs]), metrics.Duration(s[schema.DurationMs]), num(s[schema.OutputThroughputTokS]/s[schema.TotalGPUs]))
 	fmt.Fprintf(&b, "Prefix cache reused ratio: %s   First-admission reused ratio: %s\n",
-		ratio4(s["prefix_cache_reused_ratio"]), ratio4(s["first_admission_prefix_cache_reused_ratio"]))
+		ratio4(s[schema.PrefixCacheReusedRatio]), ratio4(s[schema.FirstAdmissionReusedRatio]))
 	r.tablePools(&b)
 	r.tablePlanner(&b)
 	r.tableBreakdown(&b)
 	r.tableTiers(&b)
-	fmt.Fprintf(&b, "Simulator wall time (ms): %s\n", num(s["wall_time_ms"]))
+	fmt.Fprintf(&b, "Simulator wall time (ms): %s\n", num(s[schema.WallTimeMs]))
 	r.tableTimeline(&b)
 	return b.String()
 }

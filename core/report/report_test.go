@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -35,19 +36,19 @@ func TestH2ITLAndPerUserThroughput(t *testing.T) {
 		key       string
 		want, rel float64
 	}{
-		{"mean_tpot_ms", 100.0 / 3, 1e-12},
-		{"mean_itl_ms", 100.0 / 3, 1e-12},
-		{"median_itl_ms", 1, 1e-3},
-		{"p75_itl_ms", 98, 1e-3},
-		{"p90_itl_ms", 98, 1e-3},
-		{"p95_itl_ms", 98, 1e-3},
-		{"max_itl_ms", 98, 1e-12},
-		{"min_ttst_ms", 1, 1e-12},
-		{"max_ttst_ms", 1, 1e-12},
-		{"min_output_token_throughput_per_user", 1000.0 / 98, 1e-12},
-		{"max_output_token_throughput_per_user", 1000, 1e-12},
-		{"mean_ttft_ms", 10, 1e-12},
-		{"mean_e2e_latency_ms", 110, 1e-12},
+		{schema.TPOT.Key(schema.Mean), 100.0 / 3, 1e-12},
+		{schema.ITL.Key(schema.Mean), 100.0 / 3, 1e-12},
+		{schema.ITL.Key(schema.Median), 1, 1e-3},
+		{schema.ITL.Key(schema.P75), 98, 1e-3},
+		{schema.ITL.Key(schema.P90), 98, 1e-3},
+		{schema.ITL.Key(schema.P95), 98, 1e-3},
+		{schema.ITL.Key(schema.Max), 98, 1e-12},
+		{schema.TTST.Key(schema.Min), 1, 1e-12},
+		{schema.TTST.Key(schema.Max), 1, 1e-12},
+		{schema.PerUser.Key(schema.Min), 1000.0 / 98, 1e-12},
+		{schema.PerUser.Key(schema.Max), 1000, 1e-12},
+		{schema.TTFT.Key(schema.Mean), 10, 1e-12},
+		{schema.E2E.Key(schema.Mean), 110, 1e-12},
 	}
 	for _, ck := range checks {
 		if got := s[ck.key]; !near(got, ck.want, ck.rel) {
@@ -64,9 +65,9 @@ func TestH2ZeroOutputAndGPUHours(t *testing.T) {
 	c.Terminal(id, ms(25), "")
 	s := Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 4}}, ClockEnd: ms(25)}).Summary
 	want := map[string]float64{
-		"completed_requests": 1, "total_input_tokens": 32, "total_output_tokens": 0,
-		"duration_ms": 25, "decode_worker_seconds": 0.025, "gpu_hours": 0.1 / 3600,
-		"prefix_cache_reused_ratio": 0.25,
+		schema.CompletedRequests: 1, schema.TotalInputTokens: 32, schema.TotalOutputTokens: 0,
+		schema.DurationMs: 25, schema.DecodeWorkerSeconds: 0.025, schema.GPUHours: 0.1 / 3600,
+		schema.PrefixCacheReusedRatio: 0.25,
 	}
 	for k, v := range want {
 		if !near(s[k], v, 1e-12) {
@@ -74,7 +75,7 @@ func TestH2ZeroOutputAndGPUHours(t *testing.T) {
 		}
 	}
 	// No token: its latencies are undefined (null), not 0.
-	for _, k := range []string{"mean_ttft_ms", "mean_e2e_latency_ms", "p99_itl_ms"} {
+	for _, k := range []string{schema.TTFT.Key(schema.Mean), schema.E2E.Key(schema.Mean), schema.ITL.Key(schema.P99)} {
 		if !math.IsNaN(s[k]) {
 			t.Errorf("%s = %v, want undefined", k, s[k])
 		}
@@ -125,19 +126,19 @@ func TestH2Goodput(t *testing.T) {
 		return Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 1}}, SLA: sla}).Summary
 	}
 	s := run(SLA{TTFTMs: 150, ITLMs: 30}, []float64{100, 150, 200}, []float64{100, 120, 140}, []float64{100})
-	if s["goodput_completed_requests"] != 2 || !near(s["goodput_request_throughput_rps"], 10, 1e-12) || !near(s["goodput_output_throughput_tok_s"], 20, 1e-12) {
-		t.Errorf("goodput %v %v %v", s["goodput_completed_requests"], s["goodput_request_throughput_rps"], s["goodput_output_throughput_tok_s"])
+	if s[schema.GoodputCompletedRequests] != 2 || !near(s[schema.GoodputRequestThroughputRPS], 10, 1e-12) || !near(s[schema.GoodputOutputThroughputTokS], 20, 1e-12) {
+		t.Errorf("goodput %v %v %v", s[schema.GoodputCompletedRequests], s[schema.GoodputRequestThroughputRPS], s[schema.GoodputOutputThroughputTokS])
 	}
-	if s := run(SLA{ITLMs: 50}, []float64{100, 150, 200}); s["goodput_completed_requests"] != 1 {
+	if s := run(SLA{ITLMs: 50}, []float64{100, 150, 200}); s[schema.GoodputCompletedRequests] != 1 {
 		t.Error("ITL exactly at the bound must be good")
 	}
-	if s := run(SLA{ITLMs: 50}, []float64{100, 150.5, 201}); s["goodput_completed_requests"] != 0 {
+	if s := run(SLA{ITLMs: 50}, []float64{100, 150.5, 201}); s[schema.GoodputCompletedRequests] != 0 {
 		t.Error("ITL 50.5 over bound 50 must be bad")
 	}
-	if s := run(SLA{E2EMs: 150}, []float64{200}, []float64{120}); s["goodput_completed_requests"] != 1 {
+	if s := run(SLA{E2EMs: 150}, []float64{200}, []float64{120}); s[schema.GoodputCompletedRequests] != 1 {
 		t.Error("e2e-only SLA")
 	}
-	if _, ok := run(SLA{}, []float64{1})["goodput_completed_requests"]; ok {
+	if _, ok := run(SLA{}, []float64{1})[schema.GoodputCompletedRequests]; ok {
 		t.Error("goodput keys without an SLA")
 	}
 }
@@ -179,20 +180,20 @@ func TestSummaryKeysAndTable(t *testing.T) {
 	c.Token(id, ms(2), ms(2))
 	c.Terminal(id, ms(2), "")
 	r := Build(c, RunInfo{Workers: []WorkerStats{{}}, Pools: []PoolInfo{{Name: "aggregated", Workers: 1, GPUsPerWorker: 1}}, ClockEnd: ms(2)})
-	for _, k := range []string{"num_requests", "completed_requests", "total_input_tokens", "total_output_tokens",
-		"duration_ms", "wall_time_ms", "request_throughput_rps", "input_throughput_tok_s", "output_throughput_tok_s",
-		"total_throughput_tok_s", "prefill_worker_seconds", "decode_worker_seconds", "prefill_gpus_per_worker",
-		"decode_gpus_per_worker", "gpu_hours", "processed_tokens", "processed_tokens_per_s",
-		"processed_output_tokens_per_s", "prefix_cache_reused_ratio", "first_admission_prefix_cache_reused_ratio",
-		"mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "mean_e2e_latency_ms", "mean_itl_ms", "max_itl_ms",
-		"median_ttst_ms", "std_output_token_throughput_per_user", "num_preemptions"} {
+	for _, k := range []string{schema.NumRequests, schema.CompletedRequests, schema.TotalInputTokens, schema.TotalOutputTokens,
+		schema.DurationMs, schema.WallTimeMs, schema.RequestThroughputRPS, schema.InputThroughputTokS, schema.OutputThroughputTokS,
+		schema.TotalThroughputTokS, schema.PrefillWorkerSeconds, schema.DecodeWorkerSeconds, schema.PrefillGPUsPerWorker,
+		schema.DecodeGPUsPerWorker, schema.GPUHours, schema.ProcessedTokens, schema.ProcessedTokensPerS,
+		schema.ProcessedOutputTokensPerS, schema.PrefixCacheReusedRatio, schema.FirstAdmissionReusedRatio,
+		schema.TTFT.Key(schema.Mean), schema.TTFT.Key(schema.P99), schema.TPOT.Key(schema.Mean), schema.E2E.Key(schema.Mean), schema.ITL.Key(schema.Mean), schema.ITL.Key(schema.Max),
+		schema.TTST.Key(schema.Median), schema.PerUser.Key(schema.Std), schema.NumPreemptions} {
 		if _, ok := r.Summary[k]; !ok {
 			t.Errorf("summary lacks %s", k)
 		}
 	}
 	r.SetWallTime(1000)
-	if r.Summary["processed_output_tokens_per_s"] != 2 {
-		t.Errorf("processed_output_tokens_per_s %v", r.Summary["processed_output_tokens_per_s"])
+	if r.Summary[schema.ProcessedOutputTokensPerS] != 2 {
+		t.Errorf("processed_output_tokens_per_s %v", r.Summary[schema.ProcessedOutputTokensPerS])
 	}
 	tab := r.Table()
 	for _, want := range []string{"NVIDIA AIPerf | LLM Metrics", "Time to First Token (ms)", "Request Count (requests)", "Input Sequence Length (tokens)", "Simulator wall time (ms): 1,000"} {
@@ -220,8 +221,8 @@ func TestGoodputZeroOutputUsesTerminalTime(t *testing.T) {
 		col.Admit(id, ms(10), 0, false)
 		col.Terminal(id, ms(c.term), "")
 		s := Build(col, RunInfo{Workers: []WorkerStats{{}}, ClockEnd: ms(c.term), SLA: SLA{E2EMs: 90}}).Summary
-		if s["goodput_completed_requests"] != c.good {
-			t.Errorf("terminal at %v ms, arrival 10 ms, bound 90 ms: good %v, want %v", c.term, s["goodput_completed_requests"], c.good)
+		if s[schema.GoodputCompletedRequests] != c.good {
+			t.Errorf("terminal at %v ms, arrival 10 ms, bound 90 ms: good %v, want %v", c.term, s[schema.GoodputCompletedRequests], c.good)
 		}
 	}
 }

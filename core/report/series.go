@@ -1,6 +1,9 @@
 package report
 
-import "github.com/dynosim/dynosim-web/timing"
+import (
+	"github.com/dynosim/dynosim-web/core/report/schema"
+	"github.com/dynosim/dynosim-web/timing"
+)
 
 // Series is a bucketed time series for plots. Buckets start 100 ms wide and
 // double (merging pairs) whenever the run outgrows maxBuckets, so its size
@@ -81,22 +84,11 @@ func (s *Series) Sample(worker int, t timing.Time, running, waiting int, kvUsage
 	b.samples[worker]++
 }
 
-// TimeSeries is the JSON form of a Series.
-type TimeSeries struct {
-	BucketMs         float64        `json:"bucket_ms"`
-	TMs              []float64      `json:"t_ms"`
-	OutputTokensPerS []float64      `json:"output_tokens_per_s"`
-	CompletedPerS    []float64      `json:"completed_per_s"`
-	PrefixReuseRatio []float64      `json:"prefix_reuse_ratio"`
-	Workers          []WorkerSeries `json:"workers"`
-}
+// TimeSeries is schema.TimeSeries: the section's shape lives in the schema.
+type TimeSeries = schema.TimeSeries
 
-// WorkerSeries holds per-bucket means of one worker's pass-start samples.
-type WorkerSeries struct {
-	Running []float64 `json:"running"`
-	Waiting []float64 `json:"waiting"`
-	KVUsage []float64 `json:"kv_usage"`
-}
+// WorkerSeries is schema.WorkerSeries: the section's shape lives in the schema.
+type WorkerSeries = schema.WorkerSeries
 
 func (s *Series) render() TimeSeries {
 	ts := TimeSeries{BucketMs: s.width.Ms(), Workers: make([]WorkerSeries, s.workers)}

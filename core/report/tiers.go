@@ -6,73 +6,27 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/kv/tiers"
 )
 
-// TierPool is the report's kv_tiers entry of one pool with KVBM lower
-// tiers: per tier its blocks, per directional link its traffic and
-// utilisation, and both over time.
-type TierPool struct {
-	Pool               string     `json:"pool"`
-	BlockBytes         float64    `json:"block_bytes"`
-	OffloadBatchBlocks int        `json:"offload_batch_blocks"`
-	Workers            int        `json:"workers"` // engine cores (DP ranks) with a G2 each
-	Tiers              []TierStat `json:"tiers"`
-	Links              []LinkStat `json:"links"`
-	Series             TierSeries `json:"series"`
-}
+// TierPool is schema.TierPool: the section's shape lives in the schema.
+type TierPool = schema.TierPool
 
-// TierStat is one tier's block counts over the run.
-type TierStat struct {
-	Tier           string `json:"tier"`            // g2 | g3 | g4
-	Scope          string `json:"scope"`           // worker (g2) | shared (g3, g4)
-	CapacityBlocks int    `json:"capacity_blocks"` // per worker for g2; 0: unbounded (g4)
-	PeakBlocks     int    `json:"peak_blocks"`     // g2: summed over workers
-	// HitBlocks are blocks an onboarding found here; OnboardedBlocks left
-	// towards G1 (for G3/G4: staged into G2); OffloadedBlocks landed here
-	// from the tier above; EvictedBlocks made room.
-	HitBlocks       int64   `json:"hit_blocks"`
-	OnboardedBlocks int64   `json:"onboarded_blocks"`
-	OffloadedBlocks int64   `json:"offloaded_blocks"`
-	EvictedBlocks   int64   `json:"evicted_blocks"`
-	OnboardedBytes  float64 `json:"onboarded_bytes"`
-	OffloadedBytes  float64 `json:"offloaded_bytes"`
-}
+// TierStat is schema.TierStat: the section's shape lives in the schema.
+type TierStat = schema.TierStat
 
-// LinkStat is one directional link kind (per-worker links summed).
-type LinkStat struct {
-	Link          string  `json:"link"` // g1_to_g2, g2_to_g1, g2_to_g3, g3_to_g2, g2_to_g4, g4_to_g2
-	Scope         string  `json:"scope"`
-	Instances     int     `json:"instances"`
-	BandwidthGBps float64 `json:"bandwidth_gb_per_second"` // 0: instant
-	Transfers     int64   `json:"transfers"`
-	Blocks        int64   `json:"blocks"`
-	Bytes         float64 `json:"bytes"`
-	BusyMs        float64 `json:"busy_ms"`     // summed over instances
-	Utilization   float64 `json:"utilization"` // busy_ms / (duration × instances)
-}
+// LinkStat is schema.LinkStat: the section's shape lives in the schema.
+type LinkStat = schema.LinkStat
 
-// TierSeries is tier occupancy and link utilisation per time bucket.
-type TierSeries struct {
-	BucketMs    float64      `json:"bucket_ms"`
-	TMs         []float64    `json:"t_ms"`
-	Occupancy   []TierLine   `json:"occupancy"`   // the most blocks held in the bucket
-	Utilization []SeriesLine `json:"utilization"` // busy share of the bucket, per link kind
-}
+// TierSeries is schema.TierSeries: the section's shape lives in the schema.
+type TierSeries = schema.TierSeries
 
-// TierLine is one tier's occupancy: blocks, and for bounded tiers the
-// fraction of capacity.
-type TierLine struct {
-	Tier     string    `json:"tier"`
-	Blocks   []int     `json:"blocks"`
-	Fraction []float64 `json:"fraction,omitempty"`
-}
+// TierLine is schema.TierLine: the section's shape lives in the schema.
+type TierLine = schema.TierLine
 
-// SeriesLine is one named series.
-type SeriesLine struct {
-	Name   string    `json:"name"`
-	Values []float64 `json:"values"`
-}
+// SeriesLine is schema.SeriesLine: the section's shape lives in the schema.
+type SeriesLine = schema.SeriesLine
 
 // Tiers builds the kv_tiers entry of pool from its tiers' snapshot over a
 // run of durationMs.

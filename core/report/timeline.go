@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -57,7 +58,7 @@ func (c *Collector) event(e TimelineEvent) { c.timeline = append(c.timeline, e) 
 // request: e carries At (pass start), End, Worker and the pass's figures.
 func (c *Collector) WatchedPass(e TimelineEvent) {
 	if e.Event == "" {
-		e.Event = "pass"
+		e.Event = schema.EventPass
 	}
 	c.event(e)
 }
@@ -77,10 +78,10 @@ func (c *Collector) Timeline(pools []PoolInfo) (*Timeline, error) {
 	for i := range evs {
 		e := &evs[i]
 		e.TMs = e.At.Ms()
-		if e.End > 0 || e.Event == "pass" || e.Event == "kv_transfer" {
+		if e.End > 0 || e.Event == schema.EventPass || e.Event == schema.EventKVTransfer {
 			end, d := e.End.Ms(), (e.End - e.At).Ms()
 			e.EndMs = &end
-			if e.Event == "pass" {
+			if e.Event == schema.EventPass {
 				e.PassMs = &d
 			}
 		}
@@ -114,10 +115,10 @@ func (r *Report) tableTimeline(b *strings.Builder) {
 	for i := 0; i < len(ev); i++ {
 		e := ev[i]
 		switch e.Event {
-		case "pass":
+		case schema.EventPass:
 			if e.PrefillTokens == 0 {
 				j := i
-				for j+1 < len(ev) && ev[j+1].Event == "pass" && ev[j+1].PrefillTokens == 0 {
+				for j+1 < len(ev) && ev[j+1].Event == schema.EventPass && ev[j+1].PrefillTokens == 0 {
 					j++
 				}
 				if j > i {
@@ -132,17 +133,17 @@ func (r *Report) tableTimeline(b *strings.Builder) {
 			}
 			fmt.Fprintf(b, "  %10.3f  pass on worker %d: %.3f ms, batch %d, %d prefill + %d decode tokens computed, %d emitted\n",
 				e.TMs, *e.Worker, *e.PassMs, e.BatchRequests, e.PrefillTokens, e.DecodeTokens, e.Tokens)
-		case "arrival":
+		case schema.EventArrival:
 			fmt.Fprintf(b, "  %10.3f  arrival: %d input tokens, %d requested\n", e.TMs, e.InputLength, e.OutputLength)
-		case "routed":
+		case schema.EventRouted:
 			fmt.Fprintf(b, "  %10.3f  routed to %s worker %d rank %d\n", e.TMs, e.Pool, *e.Worker, *e.DPRank)
-		case "admitted":
+		case schema.EventAdmitted:
 			fmt.Fprintf(b, "  %10.3f  admitted, %d prompt tokens cached\n", e.TMs, *e.ReusedTokens)
-		case "kv_transfer":
+		case schema.EventKVTransfer:
 			fmt.Fprintf(b, "  %10.3f  KV transfer of %d tokens to %.3f\n", e.TMs, e.Tokens, *e.EndMs)
-		case "completed":
+		case schema.EventCompleted:
 			fmt.Fprintf(b, "  %10.3f  completed with %d tokens\n", e.TMs, e.OutputLength)
-		case "rejected":
+		case schema.EventRejected:
 			fmt.Fprintf(b, "  %10.3f  rejected: %s\n", e.TMs, e.Reason)
 		default:
 			fmt.Fprintf(b, "  %10.3f  %s\n", e.TMs, strings.ReplaceAll(e.Event, "_", " "))

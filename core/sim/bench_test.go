@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // sharedTrace reads a public trace from ../shared/traces beside the repo
@@ -65,7 +67,7 @@ func benchTrace(b *testing.B, rel, cfg string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out = rep.Summary["total_output_tokens"]
+		out = rep.Summary[schema.TotalOutputTokens]
 	}
 	b.ReportMetric(out*float64(b.N)/b.Elapsed().Seconds(), "sim_tok/s")
 }

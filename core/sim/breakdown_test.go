@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // breakdownsAddUp checks every request of rep: one with a first token has
@@ -55,8 +56,8 @@ func breakdownsAddUp(t *testing.T, rep *report.Report) (preempted int) {
 	// The section's means are exact (from nanosecond sums); the summary's
 	// comes from a running mean, so they agree to rounding.
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
-	if s.Requests != withToken || !near(sum, s.MeanTTFTMs) || !near(s.MeanTTFTMs, rep.Summary["mean_ttft_ms"]) {
-		t.Fatalf("section: %d requests, means add up to %v, mean TTFT %v (summary %v)", s.Requests, sum, s.MeanTTFTMs, rep.Summary["mean_ttft_ms"])
+	if s.Requests != withToken || !near(sum, s.MeanTTFTMs) || !near(s.MeanTTFTMs, rep.Summary[schema.TTFT.Key(schema.Mean)]) {
+		t.Fatalf("section: %d requests, means add up to %v, mean TTFT %v (summary %v)", s.Requests, sum, s.MeanTTFTMs, rep.Summary[schema.TTFT.Key(schema.Mean)])
 	}
 	return preempted
 }
@@ -94,7 +95,7 @@ func TestTTFTBreakdownWholeTrace(t *testing.T) {
 			}
 			n := breakdownsAddUp(t, rep)
 			if tc.preempts && n == 0 {
-				t.Errorf("no request was preempted before its first token (%v preemptions in all)", rep.Summary["num_preemptions"])
+				t.Errorf("no request was preempted before its first token (%v preemptions in all)", rep.Summary[schema.NumPreemptions])
 			}
 			t.Logf("%d requests preempted before their first token", n)
 		})

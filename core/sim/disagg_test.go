@@ -9,6 +9,7 @@ import (
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/replay"
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -78,8 +79,8 @@ func TestDisaggConservation(t *testing.T) {
 					t.Fatalf("request %d: %s with %d of %d tokens", r.UUID, r.TerminalStatus, r.OutputLength, r.RequestedOutputLength)
 				}
 			}
-			if n := len(rep.Requests()); n != 12031 || rep.Summary["num_requests"] != float64(n) {
-				t.Fatalf("%d records, %v requests", n, rep.Summary["num_requests"])
+			if n := len(rep.Requests()); n != 12031 || rep.Summary[schema.NumRequests] != float64(n) {
+				t.Fatalf("%d records, %v requests", n, rep.Summary[schema.NumRequests])
 			}
 			if strings.Contains(set, "blocks=40") != (rejected > 0) {
 				t.Fatalf("%d rejected", rejected)
@@ -95,7 +96,7 @@ func TestDisaggConservation(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%s: %d rejected, mean TTFT %.0f ms, %v handoffs", set, rejected, rep.Summary["mean_ttft_ms"], rep.Summary["kv_transfer_handoffs"])
+			t.Logf("%s: %d rejected, mean TTFT %.0f ms, %v handoffs", set, rejected, rep.Summary[schema.TTFT.Key(schema.Mean)], rep.Summary[schema.KVTransferHandoffs])
 		})
 	}
 }
@@ -170,8 +171,8 @@ traffic: {stop: {requests: 20}}
 	if len(pools) != 2 || pools[0].Name != "prefill" || len(pools[0].Workers) != 2 || pools[1].Name != "decode" || len(pools[1].Workers) != 3 || len(pools[1].Workers[0].Ranks) != 2 {
 		t.Fatalf("pools %+v", pools)
 	}
-	if rep.Summary["total_gpus"] != 2*2+3*2 || rep.Summary["prefill_gpus_per_worker"] != 2 || rep.Summary["decode_gpus_per_worker"] != 2 {
-		t.Fatalf("GPUs: total %v, prefill %v, decode %v per worker", rep.Summary["total_gpus"], rep.Summary["prefill_gpus_per_worker"], rep.Summary["decode_gpus_per_worker"])
+	if rep.Summary[schema.TotalGPUs] != 2*2+3*2 || rep.Summary[schema.PrefillGPUsPerWorker] != 2 || rep.Summary[schema.DecodeGPUsPerWorker] != 2 {
+		t.Fatalf("GPUs: total %v, prefill %v, decode %v per worker", rep.Summary[schema.TotalGPUs], rep.Summary[schema.PrefillGPUsPerWorker], rep.Summary[schema.DecodeGPUsPerWorker])
 	}
 	// llama-3.1-8b: 32 layers × 2 × 8 KV heads × 128 × 2 bytes.
 	if k := rep.KVTransfer; k.BytesPerToken != 131072 || *k.BandwidthGBps != 25 || k.Order != "source_first" || k.Handoffs != 20 {
@@ -196,7 +197,7 @@ traffic: {stop: {requests: 20}}
 	if got := pools[1].Workers[0].Ranks[0].(*engine.Core).Config(); got.Prefill != nil || !got.Decode || got.Events {
 		t.Fatalf("decode engine %+v", got)
 	}
-	if m := rep.Summary["mean_kv_transfer_ms"]; !(m > 0) || math.IsNaN(m) {
+	if m := rep.Summary[schema.MeanKVTransferMs]; !(m > 0) || math.IsNaN(m) {
 		t.Fatalf("mean transfer %v ms", m)
 	}
 }

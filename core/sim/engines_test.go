@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // pressureTokens is the G1 capacity of every worker in the whole-trace
@@ -78,22 +80,22 @@ func TestEnginesWholeConversationTrace(t *testing.T) {
 	for name, r := range map[string]engineRun{"vllm": vllm, "trtllm": trt, "sglang": sgl} {
 		s := r.summary
 		t.Logf("%-6s completed %.0f/%.0f preemptions %.0f first-admission reuse %.6f mean running %.2f mean TTFT %.0f ms",
-			name, s["completed_requests"], s["num_requests"], s["num_preemptions"],
-			s["first_admission_prefix_cache_reused_ratio"], r.meanRunning, s["mean_ttft_ms"])
-		if s["completed_requests"] != s["num_requests"] || s["num_requests"] != 12031 {
-			t.Errorf("%s: completed %v of %v", name, s["completed_requests"], s["num_requests"])
+			name, s[schema.CompletedRequests], s[schema.NumRequests], s[schema.NumPreemptions],
+			s[schema.FirstAdmissionReusedRatio], r.meanRunning, s[schema.TTFT.Key(schema.Mean)])
+		if s[schema.CompletedRequests] != s[schema.NumRequests] || s[schema.NumRequests] != 12031 {
+			t.Errorf("%s: completed %v of %v", name, s[schema.CompletedRequests], s[schema.NumRequests])
 		}
 	}
-	if vllm.summary["num_preemptions"] == 0 {
+	if vllm.summary[schema.NumPreemptions] == 0 {
 		t.Error("vllm did not preempt: the pool is not under pressure")
 	}
-	if trt.summary["num_preemptions"] != 0 {
-		t.Errorf("trtllm preempted %v times", trt.summary["num_preemptions"])
+	if trt.summary[schema.NumPreemptions] != 0 {
+		t.Errorf("trtllm preempted %v times", trt.summary[schema.NumPreemptions])
 	}
 	if !(trt.meanRunning < vllm.meanRunning) {
 		t.Errorf("trtllm ran %v requests at once on average, vllm %v: GUARANTEED_NO_EVICT should admit fewer", trt.meanRunning, vllm.meanRunning)
 	}
-	if sgl.summary["num_preemptions"] == 0 {
+	if sgl.summary[schema.NumPreemptions] == 0 {
 		t.Error("sglang did not retract")
 	}
 	// First-admission reuse: a retracted or chunked SGLang request's later
@@ -103,7 +105,7 @@ func TestEnginesWholeConversationTrace(t *testing.T) {
 	// vLLM's final-token recompute, and loses where a request joins the
 	// prefill batch of the one computing its prefix (SGLang inserts pages
 	// after the batch, vLLM at scheduling): the margin is small.
-	if a, b := sgl.summary["first_admission_prefix_cache_reused_ratio"], vllm.summary["first_admission_prefix_cache_reused_ratio"]; a < b {
+	if a, b := sgl.summary[schema.FirstAdmissionReusedRatio], vllm.summary[schema.FirstAdmissionReusedRatio]; a < b {
 		t.Errorf("sglang page 1 reused %v of the input, vllm block 64 %v", a, b)
 	}
 	if again := runEngine(t, trace, "sglang", 1); !bytes.Equal(again.json, sgl.json) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 )
 
@@ -33,8 +34,8 @@ func ExamplePrepare() {
 		log.Fatal(err)
 	}
 	s := rep.Summary
-	fmt.Printf("completed %.0f requests in %.1f ms\n", s["completed_requests"], s["duration_ms"])
-	fmt.Printf("mean TTFT %.2f ms, mean TPOT %.2f ms\n", s["mean_ttft_ms"], s["mean_tpot_ms"])
+	fmt.Printf("completed %.0f requests in %.1f ms\n", s[schema.CompletedRequests], s[schema.DurationMs])
+	fmt.Printf("mean TTFT %.2f ms, mean TPOT %.2f ms\n", s[schema.TTFT.Key(schema.Mean)], s[schema.TPOT.Key(schema.Mean)])
 	// Output:
 	// completed 8 requests in 337.7 ms
 	// mean TTFT 56.80 ms, mean TPOT 7.47 ms
@@ -53,7 +54,7 @@ func ExamplePrepared_Run() {
 			log.Fatal(err)
 		}
 		s := rep.Summary
-		fmt.Printf("concurrency %s: duration %.1f ms, mean TTFT %.2f ms\n", clients, s["duration_ms"], s["mean_ttft_ms"])
+		fmt.Printf("concurrency %s: duration %.1f ms, mean TTFT %.2f ms\n", clients, s[schema.DurationMs], s[schema.TTFT.Key(schema.Mean)])
 	}
 	// Output:
 	// concurrency 1: duration 985.7 ms, mean TTFT 30.56 ms

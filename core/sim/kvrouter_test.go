@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 const kvBase = `
@@ -44,19 +46,19 @@ func TestKVRouterBeatsRoundRobin(t *testing.T) {
 	rr, _ := run("router.policy=round_robin")
 	kv, _ := run("router.policy=kv_router")
 	approx, _ := run("router.policy=kv_router", "router.kv.use_kv_events=false")
-	const reuse = "first_admission_prefix_cache_reused_ratio"
+	const reuse = schema.FirstAdmissionReusedRatio
 	t.Logf("reuse rr %.3f kv %.3f approx %.3f; mean TTFT rr %.1f kv %.1f approx %.1f",
-		rr[reuse], kv[reuse], approx[reuse], rr["mean_ttft_ms"], kv["mean_ttft_ms"], approx["mean_ttft_ms"])
+		rr[reuse], kv[reuse], approx[reuse], rr[schema.TTFT.Key(schema.Mean)], kv[schema.TTFT.Key(schema.Mean)], approx[schema.TTFT.Key(schema.Mean)])
 	if !(kv[reuse] > rr[reuse] && approx[reuse] > rr[reuse]) {
 		t.Errorf("first-admission reuse: kv_router %v, approximate %v, round robin %v", kv[reuse], approx[reuse], rr[reuse])
 	}
 	// The router's estimate sits beside the reuse obtained; routers
 	// that estimate nothing report null.
-	if est := kv["router_estimated_overlap_ratio"]; !(est > 0) || !math.IsNaN(rr["router_estimated_overlap_ratio"]) {
-		t.Errorf("estimated overlap: kv_router %v, round robin %v (want > 0 and null)", est, rr["router_estimated_overlap_ratio"])
+	if est := kv[schema.RouterEstimatedOverlapRatio]; !(est > 0) || !math.IsNaN(rr[schema.RouterEstimatedOverlapRatio]) {
+		t.Errorf("estimated overlap: kv_router %v, round robin %v (want > 0 and null)", est, rr[schema.RouterEstimatedOverlapRatio])
 	}
-	if !(kv["mean_ttft_ms"] < rr["mean_ttft_ms"]) {
-		t.Errorf("mean TTFT: kv_router %v, round robin %v", kv["mean_ttft_ms"], rr["mean_ttft_ms"])
+	if !(kv[schema.TTFT.Key(schema.Mean)] < rr[schema.TTFT.Key(schema.Mean)]) {
+		t.Errorf("mean TTFT: kv_router %v, round robin %v", kv[schema.TTFT.Key(schema.Mean)], rr[schema.TTFT.Key(schema.Mean)])
 	}
 	_, a := run("router.policy=kv_router", "router.temperature=0.5", "execution.seed=7")
 	_, b := run("router.policy=kv_router", "router.temperature=0.5", "execution.seed=7")

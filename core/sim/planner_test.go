@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // stepTrace is a load step: rate r for T seconds, 3r for T, r for T; each
@@ -89,8 +90,8 @@ func TestPlannerLoadStep(t *testing.T) {
 	if end := workersAt(p, 360_000); end != 1 {
 		t.Errorf("%d workers at the end, want back to 1: %+v", end, p.Workers)
 	}
-	if rep.Summary["mean_gpus"] >= float64(peak) || rep.Summary["gpu_hours"] <= 0 {
-		t.Errorf("mean GPUs %v, peak %d, GPU-hours %v", rep.Summary["mean_gpus"], peak, rep.Summary["gpu_hours"])
+	if rep.Summary[schema.MeanGPUs] >= float64(peak) || rep.Summary[schema.GPUHours] <= 0 {
+		t.Errorf("mean GPUs %v, peak %d, GPU-hours %v", rep.Summary[schema.MeanGPUs], peak, rep.Summary[schema.GPUHours])
 	}
 	t.Logf("workers: %+v", p.Workers)
 }
@@ -101,9 +102,9 @@ func TestPlannerStartupSweep(t *testing.T) {
 	var miss []float64
 	for _, s := range []int{0, 60, 120, 300} {
 		rep := stepRun(t, fmt.Sprintf("engine.workers.aggregated.startup_seconds=%d", s))
-		m := 1 - rep.Summary["goodput_completed_requests"]/rep.Summary["num_requests"]
+		m := 1 - rep.Summary[schema.GoodputCompletedRequests]/rep.Summary[schema.NumRequests]
 		miss = append(miss, m)
-		t.Logf("startup %3d s: %.1f %% of requests miss the SLA, %.3f GPU-hours", s, 100*m, rep.Summary["gpu_hours"])
+		t.Logf("startup %3d s: %.1f %% of requests miss the SLA, %.3f GPU-hours", s, 100*m, rep.Summary[schema.GPUHours])
 	}
 	for i := 1; i < len(miss); i++ {
 		if miss[i] < miss[i-1] {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // Sixteen concurrent runs of one prepared input, each with its own
@@ -86,11 +88,11 @@ func TestPreparedOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rep.Summary["num_requests"]; got != 20 {
+	if got := rep.Summary[schema.NumRequests]; got != 20 {
 		t.Fatalf("num_requests %v after overriding stop.requests, want 20", got)
 	}
-	if rep, _ := p.Run(nil, nil); rep.Summary["num_requests"] != 8 {
-		t.Fatalf("the prepared input changed: %v requests", rep.Summary["num_requests"])
+	if rep, _ := p.Run(nil, nil); rep.Summary[schema.NumRequests] != 8 {
+		t.Fatalf("the prepared input changed: %v requests", rep.Summary[schema.NumRequests])
 	}
 }
 

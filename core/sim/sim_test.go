@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -68,7 +70,7 @@ func TestGoldenReport(t *testing.T) {
 	if err := json.Unmarshal(js, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Summary["num_preemptions"] == 0 {
+	if rep.Summary[schema.NumPreemptions] == 0 {
 		t.Error("the golden config is meant to be under KV pressure (preemptions > 0)")
 	}
 }
@@ -111,11 +113,11 @@ func TestConservation(t *testing.T) {
 					t.Fatalf("request %d unfinished", r.UUID)
 				}
 			}
-			if done != int(s["num_requests"]) || float64(wantOut) != s["total_output_tokens"] {
-				t.Fatalf("done %d of %v, output %d vs %v", done, s["num_requests"], wantOut, s["total_output_tokens"])
+			if done != int(s[schema.NumRequests]) || float64(wantOut) != s[schema.TotalOutputTokens] {
+				t.Fatalf("done %d of %v, output %d vs %v", done, s[schema.NumRequests], wantOut, s[schema.TotalOutputTokens])
 			}
-			if s["completed_requests"] != s["num_requests"] {
-				t.Fatalf("%v rejected", s["num_requests"]-s["completed_requests"])
+			if s[schema.CompletedRequests] != s[schema.NumRequests] {
+				t.Fatalf("%v rejected", s[schema.NumRequests]-s[schema.CompletedRequests])
 			}
 			for _, w := range rep.Workers {
 				if w.PeakActiveBlock > w.TotalBlocks {
@@ -152,7 +154,7 @@ engine: {workers: {aggregated: {kv_cache: {capacity: {blocks: 1000}}, timing: {t
 	for _, c := range []struct {
 		key  string
 		want float64
-	}{{"mean_ttft_ms", t1}, {"mean_e2e_latency_ms", t3}, {"mean_tpot_ms", (t3 - t1) / 2}, {"duration_ms", t3}, {"mean_itl_ms", (t3 - t1) / 2}} {
+	}{{schema.TTFT.Key(schema.Mean), t1}, {schema.E2E.Key(schema.Mean), t3}, {schema.TPOT.Key(schema.Mean), (t3 - t1) / 2}, {schema.DurationMs, t3}, {schema.ITL.Key(schema.Mean), (t3 - t1) / 2}} {
 		if math.Abs(s[c.key]-c.want) > 1e-6 {
 			t.Errorf("%s = %.9f, want %.9f", c.key, s[c.key], c.want)
 		}
@@ -222,7 +224,7 @@ engine: {workers: {aggregated: {parallelism: {replicas: 2, attention_data: 4}, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Summary["completed_requests"] != 64 || rep.Summary["decode_gpus_per_worker"] != 4 {
+	if rep.Summary[schema.CompletedRequests] != 64 || rep.Summary[schema.DecodeGPUsPerWorker] != 4 {
 		t.Fatalf("summary %v", rep.Summary)
 	}
 	for _, w := range rep.Workers {
@@ -306,8 +308,8 @@ engine: {workers: {aggregated: {scheduler: {max_batched_tokens: 128}, kv_cache: 
 	ttft := prefill(128) + prefill(128) + prefill(44) + decode(300)
 	e2e := ttft + decode(301)
 	s := rep.Summary
-	if math.Abs(s["mean_ttft_ms"]-ttft) > 1e-6 || math.Abs(s["mean_e2e_latency_ms"]-e2e) > 1e-6 || math.Abs(s["mean_tpot_ms"]-decode(301)) > 1e-6 {
-		t.Fatalf("ttft %.9f e2e %.9f tpot %.9f, want %.9f %.9f %.9f", s["mean_ttft_ms"], s["mean_e2e_latency_ms"], s["mean_tpot_ms"], ttft, e2e, decode(301))
+	if math.Abs(s[schema.TTFT.Key(schema.Mean)]-ttft) > 1e-6 || math.Abs(s[schema.E2E.Key(schema.Mean)]-e2e) > 1e-6 || math.Abs(s[schema.TPOT.Key(schema.Mean)]-decode(301)) > 1e-6 {
+		t.Fatalf("ttft %.9f e2e %.9f tpot %.9f, want %.9f %.9f %.9f", s[schema.TTFT.Key(schema.Mean)], s[schema.E2E.Key(schema.Mean)], s[schema.TPOT.Key(schema.Mean)], ttft, e2e, decode(301))
 	}
 }
 
@@ -343,7 +345,7 @@ func TestTinyPoolSelfPreemption(t *testing.T) {
 				t.Fatalf("%s: request %d unfinished", g, r.UUID)
 			}
 		}
-		if rep.Summary["num_preemptions"] == 0 {
+		if rep.Summary[schema.NumPreemptions] == 0 {
 			t.Fatalf("%s: expected preemptions in a 600-block pool", g)
 		}
 	}

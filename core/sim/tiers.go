@@ -5,6 +5,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/report"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/kv/tiers"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -44,7 +45,7 @@ func lowerTiers(cfg *config.Config, r role, roof *timing.Roofline, blockSize int
 func tierReports(ts []poolTiers, rep *report.Report) []report.TierPool {
 	var out []report.TierPool
 	for _, t := range ts {
-		out = append(out, report.Tiers(t.pool, t.sys.Config(), t.sys.Snapshot(), rep.Summary["duration_ms"]))
+		out = append(out, report.Tiers(t.pool, t.sys.Config(), t.sys.Snapshot(), rep.Summary[schema.DurationMs]))
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // tiersConfig is the conversation trace on 2 vLLM workers whose KVBM G1 of
@@ -41,7 +43,7 @@ func TestTiersConversationTrace(t *testing.T) {
 			t.Fatal(err)
 		}
 		breakdownsAddUp(t, rep)
-		r := result{reuse: rep.Summary["prefix_cache_reused_ratio"], ttft: rep.Summary["mean_ttft_ms"]}
+		r := result{reuse: rep.Summary[schema.PrefixCacheReusedRatio], ttft: rep.Summary[schema.TTFT.Key(schema.Mean)]}
 		var links []string
 		for _, p := range rep.TTFTBreakdown.Parts {
 			if p.Part == "onboarding" {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 func TestTimingSourcesAreWired(t *testing.T) {
@@ -19,7 +21,7 @@ func TestTimingSourcesAreWired(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rep.Summary["mean_ttft_ms"]
+		return rep.Summary[schema.TTFT.Key(schema.Mean)]
 	}
 	poly := ttft("engine: {workers: {aggregated: {timing: {type: polynomial}}}}", Inputs{})
 	fixed := ttft("engine: {workers: {aggregated: {timing: {type: fixed, prefill_ms: 100, decode_ms: 10}}}}", Inputs{})
@@ -54,16 +56,16 @@ func TestDefaultsMeanSomething(t *testing.T) {
 	}
 	explicit := run("engine: {workers: {aggregated: {timing: {type: default}, kv_cache: {capacity: {type: default}}}}}")
 	omitted := run("")
-	if omitted["mean_ttft_ms"] != explicit["mean_ttft_ms"] {
-		t.Errorf("omitted timing gives TTFT %v, the roofline %v", omitted["mean_ttft_ms"], explicit["mean_ttft_ms"])
+	if omitted[schema.TTFT.Key(schema.Mean)] != explicit[schema.TTFT.Key(schema.Mean)] {
+		t.Errorf("omitted timing gives TTFT %v, the roofline %v", omitted[schema.TTFT.Key(schema.Mean)], explicit[schema.TTFT.Key(schema.Mean)])
 	}
 	b200, rtx := run("engine: {hardware: b200}"), run("engine: {hardware: rtx_4090}")
-	if !(b200["mean_ttft_ms"] < omitted["mean_ttft_ms"] && omitted["mean_ttft_ms"] < rtx["mean_ttft_ms"]) {
-		t.Errorf("TTFT b200 %v, h100 %v, rtx_4090 %v: want faster GPUs faster", b200["mean_ttft_ms"], omitted["mean_ttft_ms"], rtx["mean_ttft_ms"])
+	if !(b200[schema.TTFT.Key(schema.Mean)] < omitted[schema.TTFT.Key(schema.Mean)] && omitted[schema.TTFT.Key(schema.Mean)] < rtx[schema.TTFT.Key(schema.Mean)]) {
+		t.Errorf("TTFT b200 %v, h100 %v, rtx_4090 %v: want faster GPUs faster", b200[schema.TTFT.Key(schema.Mean)], omitted[schema.TTFT.Key(schema.Mean)], rtx[schema.TTFT.Key(schema.Mean)])
 	}
 	fixed := run("engine: {workers: {aggregated: {timing: {prefill_ms: 100, decode_ms: 10}, kv_cache: {capacity: {blocks: 900}}}}}")
-	if fixed["mean_ttft_ms"] < 100 {
-		t.Errorf("timing with prefill_ms is fixed timing: TTFT %v", fixed["mean_ttft_ms"])
+	if fixed[schema.TTFT.Key(schema.Mean)] < 100 {
+		t.Errorf("timing with prefill_ms is fixed timing: TTFT %v", fixed[schema.TTFT.Key(schema.Mean)])
 	}
 	for _, c := range []struct{ cfg, want string }{
 		{"engine: {hardware: nope, workers: {aggregated: {timing: {type: polynomial}, kv_cache: {capacity: {blocks: 100}}}}}", `unknown hardware "nope" (known: a100_40gb`},

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { keys } from "./reportkeys.mjs";
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const bin = path.resolve(repo, process.env.DYNOSIM_BIN || "bin/dynosim");
@@ -77,7 +78,7 @@ export async function runConfigured(page) {
 }
 
 // WALL_FIELDS are the report fields that measure wall-clock time.
-export const WALL_FIELDS = ["wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"];
+export const WALL_FIELDS = keys.wall_clock; // the summary keys that depend on the machine (core/report/schema)
 
 // stripWall removes wall-clock fields (anywhere in the report) for comparison.
 export function stripWall(v) {

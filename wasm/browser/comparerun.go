@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/dynosim/dynosim-web/core/measured"
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // realFile is one uploaded file of a real run.
@@ -12,7 +13,7 @@ type realFile struct {
 
 // cdfMetrics are the distributions a real run is overlaid on: the report's
 // distributions of the same names.
-var cdfMetrics = []string{"ttft_ms", "itl_ms", "e2e_latency_ms"}
+var cdfMetrics = []schema.Family{schema.TTFT, schema.ITL, schema.E2E}
 
 // compareRun parses a real run and holds it against report (the report
 // JSON). The answer is made of the types js.ValueOf takes: {tool, files,
@@ -40,7 +41,7 @@ func compareRun(files []realFile, report []byte) (map[string]any, error) {
 	cdf := map[string]any{}
 	for _, m := range cdfMetrics {
 		if qs, vs := run.CDF(m); len(qs) > 1 && len(qs) == len(vs) {
-			cdf[m] = map[string]any{"qs": anys(qs), "values": anys(vs)}
+			cdf[string(m)] = map[string]any{"qs": anys(qs), "values": anys(vs)}
 		}
 	}
 	names := make([]any, len(run.Files))

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 // compareRun answers in the shape the page reads: rows and the measured
@@ -28,7 +30,7 @@ func TestCompareRun(t *testing.T) {
 		t.Errorf("tool = %v", out["tool"])
 	}
 	rows := out["rows"].([]any)
-	if len(rows) == 0 || rows[0].(map[string]any)["key"] != "mean_ttft_ms" {
+	if len(rows) == 0 || rows[0].(map[string]any)["key"] != schema.TTFT.Key(schema.Mean) {
 		t.Errorf("rows = %v", rows)
 	}
 	cdf := out["cdf"].(map[string]any)

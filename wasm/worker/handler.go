@@ -329,40 +329,8 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request, rawBody io.
 				return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s: over this service's limit of %d bytes of config (config and set fields together): run large configs with the dynosim CLI or the web page", what, h.opt.MaxConfigBytes)
 			}
 		}
-		switch name {
-		case "config":
-			if in.hasConfig {
-				return nil, http.StatusBadRequest, "field config given twice"
-			}
-			in.config, in.configName, in.hasConfig = buf.Bytes(), or(file, "config.yaml"), true
-		case "trace":
-			if in.hasTrace {
-				return nil, http.StatusBadRequest, "field trace given twice"
-			}
-			in.trace, in.traceName, in.hasTrace = nonNil(buf.Bytes()), or(file, "trace.jsonl"), true
-		case "trace_name": // names a trace sent as a plain field (its extension picks the format)
-			in.traceNameField = baseName(strings.TrimSpace(buf.String()))
-		case "profile":
-			if in.hasProfile {
-				return nil, http.StatusBadRequest, "field profile given twice"
-			}
-			in.profile, in.profileName, in.hasProfile = nonNil(buf.Bytes()), or(file, "profile.npz"), true
-		case "model": // an HF config.json standing for engine.model
-			if in.hasModel {
-				return nil, http.StatusBadRequest, "field model given twice"
-			}
-			in.model, in.modelName, in.hasModel = nonNil(buf.Bytes()), or(file, "config.json"), true
-		case "set":
-			in.sets = append(in.sets, strings.TrimSpace(buf.String()))
-		case "timeline": // a request uuid: the report gains its request_timeline
-			v := strings.TrimSpace(buf.String())
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil || n == 0 {
-				return nil, http.StatusBadRequest, fmt.Sprintf("field timeline: must be a request uuid (an integer ≥ 1), got %q", oneLine(v))
-			}
-			in.watch = n
-		default:
-			return nil, http.StatusBadRequest, fmt.Sprintf("unknown form field %q (expected config, trace, trace_name, profile, model, set, timeline)", oneLine(name))
+		if st, msg := in.field(name, file, &buf); st != 0 {
+			return nil, st, msg
 		}
 	}
 	if !in.hasConfig {
@@ -372,6 +340,47 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request, rawBody io.
 		in.traceName = in.traceNameField
 	}
 	return in, 0, ""
+}
+
+// field stores form field name (file: its file name) of the request, or
+// returns the status and message of a bad field.
+func (in *inputs) field(name, file string, buf *bytes.Buffer) (int, string) {
+	switch name {
+	case "config":
+		if in.hasConfig {
+			return http.StatusBadRequest, "field config given twice"
+		}
+		in.config, in.configName, in.hasConfig = buf.Bytes(), or(file, "config.yaml"), true
+	case "trace":
+		if in.hasTrace {
+			return http.StatusBadRequest, "field trace given twice"
+		}
+		in.trace, in.traceName, in.hasTrace = nonNil(buf.Bytes()), or(file, "trace.jsonl"), true
+	case "trace_name": // names a trace sent as a plain field (its extension picks the format)
+		in.traceNameField = baseName(strings.TrimSpace(buf.String()))
+	case "profile":
+		if in.hasProfile {
+			return http.StatusBadRequest, "field profile given twice"
+		}
+		in.profile, in.profileName, in.hasProfile = nonNil(buf.Bytes()), or(file, "profile.npz"), true
+	case "model": // an HF config.json standing for engine.model
+		if in.hasModel {
+			return http.StatusBadRequest, "field model given twice"
+		}
+		in.model, in.modelName, in.hasModel = nonNil(buf.Bytes()), or(file, "config.json"), true
+	case "set":
+		in.sets = append(in.sets, strings.TrimSpace(buf.String()))
+	case "timeline": // a request uuid: the report gains its request_timeline
+		v := strings.TrimSpace(buf.String())
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 {
+			return http.StatusBadRequest, fmt.Sprintf("field timeline: must be a request uuid (an integer ≥ 1), got %q", oneLine(v))
+		}
+		in.watch = n
+	default:
+		return http.StatusBadRequest, fmt.Sprintf("unknown form field %q (expected config, trace, trace_name, profile, model, set, timeline)", oneLine(name))
+	}
+	return 0, ""
 }
 
 func bodyErr(err error, got, max int64) (int, string) {

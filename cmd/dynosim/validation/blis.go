@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 )
 
@@ -224,7 +225,7 @@ func RunBLIS(r BLISRun) BLISResult {
 	}
 	s := rep.Summary
 	out := float64(r.Workload.InferencePerf.SharedPrefix.Output)
-	res.Pred = means{TTFT: s["mean_ttft_ms"], E2E: s["mean_e2e_latency_ms"]}
+	res.Pred = means{TTFT: s[schema.TTFT.Key(schema.Mean)], E2E: s[schema.E2E.Key(schema.Mean)]}
 	res.Pred.ITL = (res.Pred.E2E - res.Pred.TTFT) / (out - 1)
 	return res
 }

@@ -22,7 +22,7 @@ func TestGlossaryDoc(t *testing.T) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(c.Head + " (`" + c.Prefix + "_…`)")
+		b.WriteString(c.Head + " (`" + string(c.Prefix) + "_…`)")
 	}
 	b.WriteString(".\n\n| metric | summary keys | meaning |\n| --- | --- | --- |\n")
 	for _, r := range Rows {

@@ -1,6 +1,10 @@
 package metrics
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
+)
 
 // Term is one glossary entry.
 type Term struct{ Name, Text string }
@@ -45,8 +49,8 @@ func Help(key string) string {
 	if h, ok := help[key]; ok {
 		return h
 	}
-	for _, p := range statPrefixes {
-		if stem, ok := strings.CutPrefix(key, p); ok {
+	for _, s := range schema.Stats {
+		if stem, ok := strings.CutPrefix(key, string(s)+"_"); ok {
 			if h, ok := help[stem]; ok {
 				return h
 			}
@@ -64,29 +68,27 @@ func term(name string) string {
 	panic("metrics: no glossary term " + name) // a typo here fails every test at init
 }
 
-var statPrefixes = []string{"mean_", "min_", "max_", "median_", "p75_", "p90_", "p95_", "p99_", "std_"}
-
 var help = func() map[string]string {
 	m := map[string]string{
-		"tpot_ms":                                   "Time per output token of a request: (last − first token) / (tokens − 1).",
-		"completed_requests":                        "Requests that produced all their output.",
-		"rejected_requests":                         "Requests that could never run (e.g. a prompt larger than the KV pool).",
-		"unfinished_requests":                       "Requests still running when the run stopped (max_virtual_time_seconds).",
-		"num_preemptions":                           "Times a running request lost its KV blocks and was recomputed later.",
-		"duration_ms":                               "Simulated time until the last request ended.",
-		"total_input_tokens":                        "Prompt tokens of completed requests.",
-		"total_output_tokens":                       "Output tokens of completed requests.",
-		"prefix_cache_reused_ratio":                 term("Prefix reuse"),
-		"first_admission_prefix_cache_reused_ratio": term("First-admission reuse"),
-		"goodput_completed_requests":                "Completed requests that met every SLA bound.",
-		"goodput_output_throughput_tok_s":           "Output tokens per simulated second of the requests that met every SLA bound.",
-		"total_gpus":                                "GPUs of the deployment: every pool's workers × GPUs per worker.",
-		"gpu_hours":                                 "GPUs × simulated hours they were provisioned.",
-		"mean_router_queue_ms":                      "Mean time a request waited in the router before placement.",
-		"router_estimated_overlap_ratio":            "The prompt share the KV router expected to find cached where it placed requests.",
-		"kv_transfer_bytes":                         "KV bytes moved from prefill to decode workers.",
-		"mean_kv_transfer_ms":                       "Mean modeled time of one prefill→decode KV transfer.",
-		"wall_time_ms":                              term("Simulated vs wall time"),
+		string(schema.TPOT):                "Time per output token of a request: (last − first token) / (tokens − 1).",
+		schema.CompletedRequests:           "Requests that produced all their output.",
+		schema.RejectedRequests:            "Requests that could never run (e.g. a prompt larger than the KV pool).",
+		schema.UnfinishedRequests:          "Requests still running when the run stopped (max_virtual_time_seconds).",
+		schema.NumPreemptions:              "Times a running request lost its KV blocks and was recomputed later.",
+		schema.DurationMs:                  "Simulated time until the last request ended.",
+		schema.TotalInputTokens:            "Prompt tokens of completed requests.",
+		schema.TotalOutputTokens:           "Output tokens of completed requests.",
+		schema.PrefixCacheReusedRatio:      term("Prefix reuse"),
+		schema.FirstAdmissionReusedRatio:   term("First-admission reuse"),
+		schema.GoodputCompletedRequests:    "Completed requests that met every SLA bound.",
+		schema.GoodputOutputThroughputTokS: "Output tokens per simulated second of the requests that met every SLA bound.",
+		schema.TotalGPUs:                   "GPUs of the deployment: every pool's workers × GPUs per worker.",
+		schema.GPUHours:                    "GPUs × simulated hours they were provisioned.",
+		schema.MeanRouterQueueMs:           "Mean time a request waited in the router before placement.",
+		schema.RouterEstimatedOverlapRatio: "The prompt share the KV router expected to find cached where it placed requests.",
+		schema.KVTransferBytes:             "KV bytes moved from prefill to decode workers.",
+		schema.MeanKVTransferMs:            "Mean modeled time of one prefill→decode KV transfer.",
+		schema.WallTimeMs:                  term("Simulated vs wall time"),
 	}
 	for _, r := range append(append([]Metric(nil), Rows...), Lines...) {
 		m[r.Key] = r.Help

@@ -9,44 +9,49 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
-// Column is one statistic column of the table: its heading and the summary
-// key prefix that holds it.
-type Column struct{ Head, Prefix string }
+// Column is one statistic column of the table: its heading and the
+// statistic it shows.
+type Column struct {
+	Head   string
+	Prefix schema.Stat
+}
 
 // Columns are AIPerf's console columns (avg, min, max, p99, p90, p50, p75,
 // std).
 var Columns = []Column{
-	{"avg", "mean"}, {"min", "min"}, {"max", "max"}, {"p99", "p99"},
-	{"p90", "p90"}, {"p50", "median"}, {"p75", "p75"}, {"std", "std"},
+	{"avg", schema.Mean}, {"min", schema.Min}, {"max", schema.Max}, {"p99", schema.P99},
+	{"p90", schema.P90}, {"p50", schema.Median}, {"p75", schema.P75}, {"std", schema.Std},
 }
 
 // Metric is one row of distribution statistics or one single-value line.
 type Metric struct {
 	Label string // as AIPerf prints it, with its unit
-	Key   string // summary key (a line) or key stem (a row: prefix_stem)
+	Key   string // summary key (a line) or schema.Family (a row)
 	Help  string // one sentence for tooltips and the glossary
 }
 
 // Rows are the distribution rows, in AIPerf's order.
 var Rows = []Metric{
-	{"Time to First Token (ms)", "ttft_ms", "Arrival to the first output token: router and engine queueing, prefill (and the KV transfer when disaggregated)."},
-	{"Time to Second Token (ms)", "ttst_ms", "First to second output token: one decode step, or more when the request was preempted or its batch was busy prefilling."},
-	{"Request Latency (ms)", "e2e_latency_ms", "Arrival to the last output token (end-to-end latency)."},
-	{"Inter Token Latency (ms)", "itl_ms", "Time between consecutive output tokens of a request (every gap, over all requests)."},
-	{"Output Token Throughput Per User (tokens/sec/user)", "output_token_throughput_per_user", "1000 / inter-token gap: the streaming speed one user sees."},
-	{"Output Sequence Length (tokens)", "output_sequence_length", "Output tokens a completed request produced."},
-	{"Input Sequence Length (tokens)", "input_sequence_length", "Prompt tokens of a completed request."},
+	{"Time to First Token (ms)", string(schema.TTFT), "Arrival to the first output token: router and engine queueing, prefill (and the KV transfer when disaggregated)."},
+	{"Time to Second Token (ms)", string(schema.TTST), "First to second output token: one decode step, or more when the request was preempted or its batch was busy prefilling."},
+	{"Request Latency (ms)", string(schema.E2E), "Arrival to the last output token (end-to-end latency)."},
+	{"Inter Token Latency (ms)", string(schema.ITL), "Time between consecutive output tokens of a request (every gap, over all requests)."},
+	{"Output Token Throughput Per User (tokens/sec/user)", string(schema.PerUser), "1000 / inter-token gap: the streaming speed one user sees."},
+	{"Output Sequence Length (tokens)", string(schema.OutputLen), "Output tokens a completed request produced."},
+	{"Input Sequence Length (tokens)", string(schema.InputLen), "Prompt tokens of a completed request."},
 }
 
 // Lines are the single-value lines under the table. Goodput appears only
 // when the run had an SLA.
 var Lines = []Metric{
-	{"Output Token Throughput (tokens/sec)", "output_throughput_tok_s", "Output tokens of completed requests per simulated second."},
-	{"Request Throughput (requests/sec)", "request_throughput_rps", "Completed requests per simulated second."},
-	{"Request Count (requests)", "num_requests", "Requests that arrived, whatever their outcome."},
-	{"Goodput (requests/sec)", "goodput_request_throughput_rps", "Completed requests per simulated second that met every SLA bound (TTFT, ITL, or E2E)."},
+	{"Output Token Throughput (tokens/sec)", schema.OutputThroughputTokS, "Output tokens of completed requests per simulated second."},
+	{"Request Throughput (requests/sec)", schema.RequestThroughputRPS, "Completed requests per simulated second."},
+	{"Request Count (requests)", schema.NumRequests, "Requests that arrived, whatever their outcome."},
+	{"Goodput (requests/sec)", schema.GoodputRequestThroughputRPS, "Completed requests per simulated second that met every SLA bound (TTFT, ITL, or E2E)."},
 }
 
 // Table is the AIPerf-style table of one report's summary, formatted.
@@ -76,7 +81,7 @@ func Build(summary map[string]float64) Table {
 	for _, m := range Rows {
 		r := Row{Label: m.Label, Help: m.Help}
 		for _, c := range Columns {
-			r.Cells = append(r.Cells, Format(value(summary, c.Prefix+"_"+m.Key)))
+			r.Cells = append(r.Cells, Format(value(summary, schema.Family(m.Key).Key(c.Prefix))))
 		}
 		t.Rows = append(t.Rows, r)
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
 func TestFormat(t *testing.T) {
@@ -36,7 +38,7 @@ func TestDuration(t *testing.T) {
 // The table has AIPerf's columns and rows; goodput appears only with an
 // SLA; every row and line has help; a missing value is n/a.
 func TestBuild(t *testing.T) {
-	s := map[string]float64{"mean_ttft_ms": 12.5, "p50_ttft_ms": 99, "median_ttft_ms": 10, "num_requests": 1000, "output_throughput_tok_s": 10.25, "request_throughput_rps": 0.5}
+	s := map[string]float64{schema.TTFT.Key(schema.Mean): 12.5, "p50_ttft_ms": 99, schema.TTFT.Key(schema.Median): 10, schema.NumRequests: 1000, schema.OutputThroughputTokS: 10.25, schema.RequestThroughputRPS: 0.5}
 	tb := Build(s)
 	if strings.Join(tb.Columns, " ") != "avg min max p99 p90 p50 p75 std" || len(tb.Rows) != 7 {
 		t.Fatalf("columns %v, %d rows", tb.Columns, len(tb.Rows))
@@ -47,7 +49,7 @@ func TestBuild(t *testing.T) {
 	if len(tb.Lines) != 3 || tb.Lines[2].Cells[0] != "1,000" {
 		t.Fatalf("lines %+v: request count is an integer, no goodput without an SLA", tb.Lines)
 	}
-	s["goodput_request_throughput_rps"] = 1.5
+	s[schema.GoodputRequestThroughputRPS] = 1.5
 	if tb := Build(s); len(tb.Lines) != 4 || !strings.Contains(tb.Text(), "Goodput (requests/sec)") {
 		t.Fatal("no goodput line with an SLA")
 	}

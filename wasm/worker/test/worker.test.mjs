@@ -22,13 +22,14 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { root, startWorkerd } from './workerd.mjs';
+import { keys } from '../../../ui/test/reportkeys.mjs';
 
 const testdata = path.join(root, 'wasm/worker/testdata');
 const GO = process.env.GO || (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go');
 const WRANGLER = path.join(root, 'node_modules/.bin/wrangler');
 const MAX_BODY = 1 << 20; // the test instance's body cap (the default is 32 MiB)
 const BODY_TIMEOUT_MS = 2000; // the test instance's body read deadline (the default is 30 s)
-const WALL_CLOCK = ['wall_time_ms', 'processed_tokens_per_s', 'processed_output_tokens_per_s'];
+const WALL_CLOCK = keys.wall_clock; // the summary keys that depend on the machine (core/report/schema)
 
 // The config every test runs: the CLI's embedded default (the upload / --trace
 // replaces its trace path).
