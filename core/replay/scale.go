@@ -45,11 +45,13 @@ const (
 
 // scaleState is the planner's state in the loop.
 type scaleState struct {
-	cfg     *Scaling
-	ticks   int
-	passes  [][]planner.PassSample // per pool, since the last tick
-	traffic trafficWindow
-	report  report.PlannerReport
+	NopObserver       // it hears some facts (window.go)
+	l           *Loop // read only, as an observer
+	cfg         *Scaling
+	ticks       int
+	passes      [][]planner.PassSample // per pool, since the last tick
+	traffic     trafficWindow
+	report      report.PlannerReport
 	// Quiet ticks: a tick that saw no pass end, arrival or startup since
 	// the one before and changed nothing is quiet; after quietTicks of
 	// them in a row the next tick waits for the next such event. Without
@@ -57,20 +59,10 @@ type scaleState struct {
 	// arrivals would tick billions of times, every snapshot the same.
 	activity, lastActivity uint64
 	quiet                  int
+	fpm                    []engine.FPM // per worker: its last pass's
 }
 
 const quietTicks = 3
-
-// trafficWindow accumulates the traffic of one tick interval.
-type trafficWindow struct {
-	since                timing.Time
-	requests             int
-	isl, osl             float64
-	prompt, reused       int
-	ttft, itl            float64
-	ttftN, itlN          int
-	accepted, decodeFwds int
-}
 
 // tickDue reports whether a planner tick is due now and nothing else is.
 func (l *Loop) tickDue() bool {
@@ -142,8 +134,9 @@ func (l *Loop) poolSnapshot(k int) planner.PoolState {
 			ps.Active++
 		}
 		m := l.workers[g].Metrics()
+		f := l.sc.lastFPM(g)
 		wl := planner.WorkerLoad{ID: g, Running: m.Running, Waiting: m.Waiting, Draining: st.state == draining,
-			QueuedPrefillTokens: st.fpm.QueuedPrefillTokens, ActiveKVTokens: st.fpm.DecodeKVTokens}
+			QueuedPrefillTokens: f.QueuedPrefillTokens, ActiveKVTokens: f.DecodeKVTokens}
 		if m.TotalBlocks > 0 {
 			wl.KVUsage = float64(m.ActiveBlocks) / float64(m.TotalBlocks)
 		}
@@ -177,9 +170,11 @@ func (l *Loop) scaleTo(k, target int) error {
 			if want == starting {
 				l.ws[g].state = removed
 				l.ws[g].gone = l.now
+				l.obs.Worker(g, k, ChangeRemoved, l.now)
 			} else {
 				l.ws[g].state = draining
 				p.Router.Removed(l.ws[g].index)
+				l.obs.Worker(g, k, ChangeDraining, l.now)
 				l.retireIfDone(g)
 			}
 			have--
@@ -203,7 +198,7 @@ func (l *Loop) addWorker(k int) error {
 	l.workers = append(l.workers, w)
 	p.Pool.Workers = append(p.Pool.Workers, w)
 	p.members = append(p.members, g)
-	l.col.Series.AddWorker()
+	l.obs.Worker(g, k, ChangeAdded, l.now)
 	if d := l.sc.cfg.Startup[k]; d > 0 {
 		l.q.push(event{at: l.now + d, kind: WorkerReady, worker: int32(g)})
 		l.sc.report.Change(l.now, p.Name, l.counts(k))
@@ -221,9 +216,9 @@ func (l *Loop) ready(g int) {
 		return
 	}
 	st.state = active
-	l.sc.activity++
 	p := &l.pools[st.pool]
 	p.Router.Added(st.index)
+	l.obs.Worker(g, st.pool, ChangeReady, l.now)
 	l.sc.report.Change(l.now, p.Name, l.counts(st.pool))
 }
 
@@ -234,6 +229,7 @@ func (l *Loop) retireIfDone(g int) {
 		return
 	}
 	st.state, st.gone = removed, l.now
+	l.obs.Worker(g, st.pool, ChangeRemoved, l.now)
 	l.sc.report.Change(l.now, l.pools[st.pool].Name, l.counts(st.pool))
 }
 
@@ -250,42 +246,6 @@ func (l *Loop) counts(k int) (c report.WorkerCount) {
 		}
 	}
 	return c
-}
-
-// observePass records worker i's finished pass for the planner.
-func (l *Loop) observePass(i int, p *engine.Pass) {
-	l.sc.activity++
-	st := &l.ws[i]
-	st.fpm = p.FPM
-	f := &p.FPM
-	l.sc.passes[st.pool] = append(l.sc.passes[st.pool], planner.PassSample{Worker: i, EndMs: p.End.Ms(), Ms: (p.End - p.Start).Ms(),
-		PrefillRequests: f.PrefillRequests, PrefillTokens: f.PrefillTokens, PrefillKVTokens: f.PrefillKVTokens,
-		DecodeRequests: f.DecodeRequests, DecodeKVTokens: f.DecodeKVTokens})
-	tw := &l.sc.traffic
-	tw.accepted += p.Counters.AcceptedTokens
-	tw.decodeFwds += p.Counters.DecodeForwards
-}
-
-// done closes the window at now into the planner's Traffic.
-func (w *trafficWindow) done(now timing.Time) planner.Traffic {
-	t := planner.Traffic{IntervalS: (now - w.since).Ms() / 1000, Requests: w.requests,
-		MeanISL: math.NaN(), MeanOSL: math.NaN(), KVHitRate: math.NaN(), AcceptLength: math.NaN(), MeanTTFTMs: math.NaN(), MeanITLMs: math.NaN()}
-	if w.requests > 0 {
-		t.MeanISL, t.MeanOSL = w.isl/float64(w.requests), w.osl/float64(w.requests)
-	}
-	if w.prompt > 0 {
-		t.KVHitRate = float64(w.reused) / float64(w.prompt)
-	}
-	if w.decodeFwds > 0 {
-		t.AcceptLength = float64(w.accepted) / float64(w.decodeFwds)
-	}
-	if w.ttftN > 0 {
-		t.MeanTTFTMs = w.ttft / float64(w.ttftN)
-	}
-	if w.itlN > 0 {
-		t.MeanITLMs = w.itl / float64(w.itlN)
-	}
-	return t
 }
 
 // tickRecord is the report's record of one tick.
@@ -328,7 +288,8 @@ func (l *Loop) startScaling(s *Scaling) error {
 	if s.Tick == nil || len(s.Startup) != len(l.pools) || len(s.New) != len(l.pools) {
 		return fmt.Errorf("replay: scaling needs a planner and a startup time and worker factory per pool")
 	}
-	l.sc = &scaleState{cfg: s, passes: make([][]planner.PassSample, len(l.pools))}
+	l.sc = &scaleState{l: l, cfg: s, passes: make([][]planner.PassSample, len(l.pools))}
+	l.obs.rest = append(l.obs.rest, l.sc)
 	for k := range l.pools {
 		l.sc.report.Change(0, l.pools[k].Name, l.counts(k))
 	}
@@ -336,31 +297,6 @@ func (l *Loop) startScaling(s *Scaling) error {
 		l.q.push(event{at: first, kind: PlannerTick})
 	}
 	return nil
-}
-
-// finished adds a terminal request to the tick's traffic; after the last
-// one no tick or startup is left to run (they would only move the clock
-// past the work, and the GPU-hours with it).
-func (s *scaleState) finished(l *Loop, id uint64, why string) {
-	if why == "" {
-		t, ri := l.turn(id), l.req(id)
-		w := &s.traffic
-		w.requests++
-		w.isl += float64(t.Input)
-		w.osl += float64(t.Output)
-		if t.Output > 0 { // it had a first token
-			w.ttft += (ri.first - ri.arrival).Ms()
-			w.ttftN++
-			if t.Output > 1 {
-				w.itl += (l.now - ri.first).Ms() / float64(t.Output-1)
-				w.itlN++
-			}
-		}
-	}
-	if !l.opt.Live && l.col.Done() == l.total { // a live server's work never ends
-		l.q.drop(PlannerTick)
-		l.q.drop(WorkerReady)
-	}
 }
 
 // provisioned fills a planner run's per-worker lifecycle: when it was
