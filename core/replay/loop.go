@@ -232,11 +232,11 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 		return nil, err
 	}
 	if opt.Observer != nil {
-		l.obs.rest = append(l.obs.rest, opt.Observer)
+		l.obs.attach(opt.Observer, true)
 	}
 	if opt.Progress != nil {
 		l.prog = &progress{fn: opt.Progress, total: l.total}
-		l.obs.rest = append(l.obs.rest, l.prog)
+		l.obs.attach(l.prog, false)
 	}
 	l.reqs.recs = make([]request, 0, l.total)
 	return l, nil
@@ -378,6 +378,9 @@ func (l *Loop) settle() error {
 			changed = true
 		}
 		for i := range l.ws {
+			if st := &l.ws[i]; st.busy || st.stalled || st.held == 0 {
+				continue
+			}
 			c, err := l.startPass(i)
 			if err != nil {
 				return err
@@ -427,13 +430,10 @@ func (l *Loop) applyDue() (bool, error) {
 	return changed, nil
 }
 
-// startPass starts a pass on worker i if it is idle and holds work, and
-// reports whether that changed anything at l.now.
+// startPass starts a pass on worker i, idle and holding work, and reports
+// whether that changed anything at l.now.
 func (l *Loop) startPass(i int) (bool, error) {
 	st := &l.ws[i]
-	if st.busy || st.stalled || st.held == 0 {
-		return false, nil
-	}
 	if l.opt.MaxPasses > 0 && l.passes >= l.opt.MaxPasses {
 		return false, fmt.Errorf("%w: more than %d engine passes (use the CLI or the page for large runs)", ErrTooLarge, l.opt.MaxPasses)
 	}

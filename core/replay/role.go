@@ -80,11 +80,10 @@ func (l *Loop) emit(w int, p *engine.Pass) error {
 	pool := &l.pools[st.pool]
 	for _, s := range p.Signals {
 		if s.HasToken {
-			if r := l.reqs.at(s.ID); !r.started {
+			if l.obs.Token(s.ID, p.Start, p.End, s.Token) == 1 {
 				pool.Router.PrefillDone(s.ID, l.now)
-				r.started, r.first = true, p.End
+				l.reqs.at(s.ID).first = p.End
 			}
-			l.obs.Token(s.ID, p.Start, p.End, s.Token)
 			st.stats.OutputTokens++
 		}
 		if s.Completed {

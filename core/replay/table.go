@@ -16,10 +16,8 @@ type request struct {
 	// session's next turn (-1: a live submission).
 	session, index int32
 	arrival        timing.Time
-	// first is its first token's time, once started (the planner's TTFT
-	// and ITL); started also tells the router the prefill is done.
-	first   timing.Time
-	started bool
+	// first is its first token's time (the planner's TTFT and ITL).
+	first timing.Time
 	// worker is where its tokens come from: its worker, or disaggregated
 	// its decode worker once decoding (-1: none yet). A live abort waits
 	// for it.
