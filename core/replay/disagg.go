@@ -66,28 +66,36 @@ const (
 	decodePool  = 1
 )
 
+// disagg is a disaggregated replay's handoff: what moves a request from
+// its prefill copy to its decode copy. The prefill role drives it; the
+// loop hands it the decode side's reservations and the transfers' ends.
+type disagg struct {
+	l *Loop
+	t *Transfer
+}
+
 // prefill runs a disaggregated request's hidden prefill copy: its router
 // picks the prefill worker, and the copy's end starts the handoff.
-type prefill struct{}
+type prefill struct{ d *disagg }
 
 func (prefill) kind() Role { return Prefill }
 
 // accept starts request id's handoff once the prefill router placed it on
 // worker w (global), rank r.
-func (prefill) accept(l *Loop, id uint64, w, r int, prompt []uint32) error {
+func (p prefill) accept(l *Loop, id uint64, w, r int, prompt []uint32) error {
 	x := &xstate{pw: int32(w), pr: int32(r), dw: -1, dr: -1}
 	l.reqs.at(id).x = x
-	if l.xfer.Direct {
-		return l.submitPrefill(id, prompt)
+	if p.d.t.Direct {
+		return p.d.submitPrefill(id, prompt)
 	}
-	m, acts := handoff.Start(l.xfer.Order)
+	m, acts := handoff.Start(p.d.t.Order)
 	x.m = m
-	return l.perform(id, acts)
+	return p.d.perform(id, acts)
 }
 
-func (prefill) signals(l *Loop, w int, p *engine.Pass) error {
+func (r prefill) signals(_ *Loop, w int, p *engine.Pass) error {
 	for _, s := range p.Signals {
-		if err := l.prefillSignal(w, s); err != nil {
+		if err := r.d.prefillSignal(w, s); err != nil {
 			return err
 		}
 	}
@@ -95,19 +103,19 @@ func (prefill) signals(l *Loop, w int, p *engine.Pass) error {
 }
 
 // fact applies f to request id's machine and performs what it asks.
-func (l *Loop) fact(id uint64, f handoff.Fact) error {
-	acts, err := l.x(id).m.Apply(f)
+func (d *disagg) fact(id uint64, f handoff.Fact) error {
+	acts, err := d.x(id).m.Apply(f)
 	if err != nil {
 		return fmt.Errorf("replay: request %d: handoff %v: %w", id, f, err)
 	}
-	return l.perform(id, acts)
+	return d.perform(id, acts)
 }
 
 // perform carries out the actions of request id's handoff machine.
-func (l *Loop) perform(id uint64, acts handoff.Actions) error {
-	x := l.x(id) // kept: a live request's record may be forgotten at its terminal
+func (d *disagg) perform(id uint64, acts handoff.Actions) error {
+	x := d.x(id) // kept: a live request's record may be forgotten at its terminal
 	for i := range acts.Len() {
-		if err := l.act(id, x, acts.At(i)); err != nil {
+		if err := d.act(id, x, acts.At(i)); err != nil {
 			return err
 		}
 	}
@@ -115,40 +123,41 @@ func (l *Loop) perform(id uint64, acts handoff.Actions) error {
 }
 
 // act carries out one action of request id's handoff machine.
-func (l *Loop) act(id uint64, x *xstate, a handoff.Action) error {
+func (d *disagg) act(id uint64, x *xstate, a handoff.Action) error {
+	l := d.l
 	switch a {
 	case handoff.SubmitPrefill:
-		return l.submitPrefill(id, l.promptOf(l.reqs.at(id)))
+		return d.submitPrefill(id, l.promptOf(l.reqs.at(id)))
 	case handoff.ReserveDestination:
-		return l.reserve(id)
+		return d.reserve(id)
 	case handoff.StartTransfer:
 		tokens := int(x.missing)
-		if l.xfer.FullPrompt {
+		if d.t.FullPrompt {
 			tokens = l.reqs.at(id).turn.Input
 		}
-		l.startTransfer(id, tokens)
+		d.startTransfer(id, tokens)
 	case handoff.ActivateDestination:
-		l.rank(x.dw, x.dr).Activate(id)
+		d.rank(x.dw, x.dr).Activate(id)
 		l.reqs.at(id).worker = x.dw // a live abort waits for this (live.go)
 		l.ws[x.dw].stalled = false
-		return l.fact(id, handoff.DestinationActivated)
+		return d.fact(id, handoff.DestinationActivated)
 	case handoff.ReleaseSource:
-		l.releaseSource(id)
-		return l.fact(id, handoff.SourceReleased)
+		d.releaseSource(id)
+		return d.fact(id, handoff.SourceReleased)
 	case handoff.CancelSource:
 		if !x.finished {
 			// Offline, only a finished or failed prefill is canceled.
 			return fmt.Errorf("replay: request %d: cannot cancel a running prefill", id)
 		}
-		l.releaseSource(id)
-		return l.fact(id, handoff.SourceCleaned)
+		d.releaseSource(id)
+		return d.fact(id, handoff.SourceCleaned)
 	case handoff.CancelDestination:
-		if l.rank(x.dw, x.dr).Cancel(id) {
+		if d.rank(x.dw, x.dr).Cancel(id) {
 			l.ws[x.dw].held--
 			l.ws[x.dw].stalled = false
 		}
 		l.pools[decodePool].Router.Finished(id, l.now)
-		return l.fact(id, handoff.DestinationCleaned)
+		return d.fact(id, handoff.DestinationCleaned)
 	case handoff.Complete:
 		if x.m.Outcome() != handoff.OutcomeSuccess {
 			l.terminal(id, x.reason.String())
@@ -157,29 +166,31 @@ func (l *Loop) act(id uint64, x *xstate, a handoff.Action) error {
 	return nil
 }
 
-func (l *Loop) rank(w, r int32) engine.Rank { return l.workers[w].Ranks[r] }
+func (d *disagg) rank(w, r int32) engine.Rank { return d.l.workers[w].Ranks[r] }
 
 // x is request id's handoff state.
-func (l *Loop) x(id uint64) *xstate { return l.reqs.at(id).x }
+func (d *disagg) x(id uint64) *xstate { return d.l.reqs.at(id).x }
 
 // releaseSource ends request id's hold on its prefill worker.
-func (l *Loop) releaseSource(id uint64) {
-	x := l.x(id)
-	if l.rank(x.pw, x.pr).Release(id) {
+func (d *disagg) releaseSource(id uint64) {
+	l := d.l
+	x := d.x(id)
+	if d.rank(x.pw, x.pr).Release(id) {
 		l.ws[x.pw].stalled = false // the freed blocks may admit its waiting requests
 	}
 }
 
 // submitPrefill submits the hidden prefill copy: the request limited to
 // one output token.
-func (l *Loop) submitPrefill(id uint64, prompt []uint32) error {
-	x := l.x(id)
+func (d *disagg) submitPrefill(id uint64, prompt []uint32) error {
+	l := d.l
+	x := d.x(id)
 	t := l.reqs.at(id).turn
 	var planned []uint32
 	if t.Planned != nil {
 		planned = t.Planned[:min(1, len(t.Planned))]
 	}
-	if err := l.rank(x.pw, x.pr).Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: min(1, t.Output), Planned: planned}); err != nil {
+	if err := d.rank(x.pw, x.pr).Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: min(1, t.Output), Planned: planned}); err != nil {
 		return fmt.Errorf("replay: prefill worker %d: %w", x.pw, err)
 	}
 	l.placed(int(x.pw))
@@ -187,7 +198,8 @@ func (l *Loop) submitPrefill(id uint64, prompt []uint32) error {
 }
 
 // decodeWorker asks the decode router for request id's decode worker.
-func (l *Loop) decodeWorker(id uint64, prompt []uint32) (int, int, error) {
+func (d *disagg) decodeWorker(id uint64, prompt []uint32) (int, int, error) {
+	l := d.l
 	r := l.reqs.at(id)
 	pool := &l.pools[decodePool]
 	l.rreq = router.Request{ID: id, Arrival: r.arrival, Now: l.now, Prompt: prompt, Output: r.turn.Output}
@@ -202,10 +214,11 @@ func (l *Loop) decodeWorker(id uint64, prompt []uint32) (int, int, error) {
 }
 
 // reserve places request id's decode copy and queues its reservation.
-func (l *Loop) reserve(id uint64) error {
+func (d *disagg) reserve(id uint64) error {
+	l := d.l
 	r := l.reqs.at(id)
 	prompt := l.promptOf(r)
-	w, rk, err := l.decodeWorker(id, prompt)
+	w, rk, err := d.decodeWorker(id, prompt)
 	if err != nil {
 		return err
 	}
@@ -216,7 +229,7 @@ func (l *Loop) reserve(id uint64) error {
 	if why != engine.NotRejected {
 		// It can never fit the destination: the handoff fails.
 		r.x.reason = why
-		return l.fact(id, handoff.Failed)
+		return d.fact(id, handoff.Failed)
 	}
 	l.placed(w)
 	return nil
@@ -224,33 +237,36 @@ func (l *Loop) reserve(id uint64) error {
 
 // reserved handles the reservations a decode worker's pass granted: a
 // reservation is the decode side's admission of the prompt's KV.
-func (l *Loop) reserved(rs []engine.Reservation) error {
+func (d *disagg) reserved(rs []engine.Reservation) error {
+	l := d.l
 	for _, r := range rs {
-		l.x(r.ID).missing = int32(r.Missing)
+		d.x(r.ID).missing = int32(r.Missing)
 		l.obs.Admitted(r.ID, Decode, l.now, r.Resident, false)
-		if err := l.fact(r.ID, handoff.DestinationReserved); err != nil {
+		if err := d.fact(r.ID, handoff.DestinationReserved); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (l *Loop) startTransfer(id uint64, tokens int) {
-	end := l.now + timing.FromMs(l.xfer.Link.DelayMs(tokens))
-	l.obs.TransferStarted(id, l.now, end, tokens, float64(tokens)*l.xfer.Link.KVBytesPerToken)
+func (d *disagg) startTransfer(id uint64, tokens int) {
+	l := d.l
+	end := l.now + timing.FromMs(d.t.Link.DelayMs(tokens))
+	l.obs.TransferStarted(id, l.now, end, tokens, float64(tokens)*d.t.Link.KVBytesPerToken)
 	l.q.push(event{at: end, kind: TransferDone, req: id})
 }
 
 // transferDone ends request id's transfer: the bootstrap path activates
 // the destination; the direct path dispatches decode now.
-func (l *Loop) transferDone(id uint64) error {
+func (d *disagg) transferDone(id uint64) error {
+	l := d.l
 	l.obs.TransferDone(id, l.now)
-	if !l.xfer.Direct {
-		return l.fact(id, handoff.TransferCompleted)
+	if !d.t.Direct {
+		return d.fact(id, handoff.TransferCompleted)
 	}
 	r := l.reqs.at(id)
 	prompt := l.promptOf(r)
-	w, rk, err := l.decodeWorker(id, prompt)
+	w, rk, err := d.decodeWorker(id, prompt)
 	if err != nil {
 		return err
 	}
@@ -265,7 +281,8 @@ func (l *Loop) transferDone(id uint64) error {
 // prefillSignal handles a signal of worker w's hidden prefill copy: its
 // token is not the request's (the decode copy emits every token); its end
 // starts the transfer or, on failure, ends the request.
-func (l *Loop) prefillSignal(w int, s engine.Signal) error {
+func (d *disagg) prefillSignal(w int, s engine.Signal) error {
+	l := d.l
 	st := &l.ws[w]
 	pool := &l.pools[prefillPool]
 	if s.HasToken {
@@ -284,19 +301,19 @@ func (l *Loop) prefillSignal(w int, s engine.Signal) error {
 		l.obs.Prefilled(s.ID, l.now)
 	}
 	switch {
-	case s.Rejected && l.xfer.Direct:
+	case s.Rejected && d.t.Direct:
 		l.terminal(s.ID, s.Reason.String())
 	case s.Rejected:
 		x.reason = s.Reason
-		return l.fact(s.ID, handoff.Failed)
+		return d.fact(s.ID, handoff.Failed)
 	case r.turn.Output == 0:
 		// Nothing to decode: the request ends with its prompt.
-		l.rank(x.pw, x.pr).Release(s.ID)
+		d.rank(x.pw, x.pr).Release(s.ID)
 		l.terminal(s.ID, "")
-	case l.xfer.Direct:
-		l.startTransfer(s.ID, r.turn.Input)
+	case d.t.Direct:
+		d.startTransfer(s.ID, r.turn.Input)
 	default:
-		return l.fact(s.ID, handoff.SourceHeld)
+		return d.fact(s.ID, handoff.SourceHeld)
 	}
 	return nil
 }

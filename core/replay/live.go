@@ -58,7 +58,7 @@ func (l *Loop) Abort(id uint64) bool {
 		return true
 	}
 	if ri.worker < 0 {
-		if l.xfer != nil {
+		if l.dis != nil {
 			// Disaggregated: the prefill and the handoff run their
 			// course; the decode copy ends after its decode worker's
 			// next pass (or at dispatch, if it is still in the frontend).

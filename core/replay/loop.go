@@ -152,7 +152,7 @@ type Loop struct {
 	col  *report.Collector // the report's; also the first of obs
 	obs  observers
 	prog *progress   // Options.Progress; nil: none
-	xfer *Transfer   // disaggregated: the handoff (disagg.go)
+	dis  *disagg     // disaggregated: the handoff; nil: aggregated
 	sc   *scaleState // the planner in the loop; nil: static pools
 
 	released, total int
@@ -187,10 +187,13 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	if opt.Live {
 		wl = &workload.Workload{TraceBlock: 1} // Submit's prompts are token ids
 	}
-	l := &Loop{wl: wl, opt: opt, arr: newArrivals(wl, opt.Load, opt.Seed), xfer: opt.Transfer,
+	l := &Loop{wl: wl, opt: opt, arr: newArrivals(wl, opt.Load, opt.Seed),
 		budget: budget{maxPrompt: opt.MaxPromptTokens, maxOutput: opt.MaxOutputTokens}}
-	if l.xfer != nil && (len(pools) != 2 || len(pools[decodePool].Workers) == 0) {
-		return nil, fmt.Errorf("replay: a disaggregated replay needs a prefill and a decode pool")
+	if opt.Transfer != nil {
+		if len(pools) != 2 || len(pools[decodePool].Workers) == 0 {
+			return nil, fmt.Errorf("replay: a disaggregated replay needs a prefill and a decode pool")
+		}
+		l.dis = &disagg{l: l, t: opt.Transfer}
 	}
 	l.total = wl.Requests()
 	if opt.MaxRequests > 0 {
@@ -198,7 +201,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	}
 	for i, p := range pools {
 		p.Workers = slices.Clone(p.Workers) // the planner appends to its own copy
-		l.pools = append(l.pools, poolState{Pool: p, l: l, role: roleOf(i, l.xfer != nil)})
+		l.pools = append(l.pools, poolState{Pool: p, l: l, role: roleOf(i, l.dis)})
 		for w, wk := range p.Workers {
 			l.pools[i].members = append(l.pools[i].members, len(l.ws))
 			l.ws = append(l.ws, wstate{pool: i, index: w, seen: routerLoad(wk)})
@@ -340,8 +343,8 @@ func (l *Loop) Report() (*report.Report, error) {
 	for _, p := range l.pools {
 		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Workers: p.Workers(), GPUsPerWorker: p.GPUs})
 	}
-	if l.xfer != nil {
-		info.Transfer = l.xfer.info()
+	if l.dis != nil {
+		info.Transfer = l.dis.t.info()
 	}
 	rep := report.Build(l.col, info)
 	var err error
@@ -414,7 +417,7 @@ func (l *Loop) applyDue() (bool, error) {
 		case PassEnd:
 			err = l.apply(int(e.worker))
 		case TransferDone:
-			err = l.transferDone(e.req)
+			err = l.dis.transferDone(e.req)
 		case Dispatch:
 			err = l.dispatch(e.req)
 		case WorkerReady:
@@ -455,7 +458,7 @@ func (l *Loop) startPass(i int) (bool, error) {
 	if len(p.Reserved) > 0 {
 		// Reservations are decisions of the pass start: the handoff goes
 		// on now, not at the pass end.
-		if err := l.reserved(p.Reserved); err != nil {
+		if err := l.dis.reserved(p.Reserved); err != nil {
 			return false, err
 		}
 		changed = true

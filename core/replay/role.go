@@ -26,13 +26,13 @@ type role interface {
 }
 
 // roleOf is the role of pool i: prefill then decode in a disaggregated
-// replay, else aggregated.
-func roleOf(i int, disagg bool) role {
+// replay (d), else aggregated.
+func roleOf(i int, d *disagg) role {
 	switch {
-	case !disagg:
+	case d == nil:
 		return aggregated{}
 	case i == prefillPool:
-		return prefill{}
+		return prefill{d}
 	default:
 		return decode{}
 	}
