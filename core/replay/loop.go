@@ -328,7 +328,9 @@ func (l *Loop) Report() (*report.Report, error) {
 		stats[i] = l.ws[i].stats
 		stats[i].Worker = i
 		stats[i].Pool = l.pools[l.ws[i].pool].Name
-		l.provisioned(&stats[i], i)
+		if l.sc != nil {
+			l.sc.provisioned(&stats[i], i)
+		}
 		m := l.workers[i].Metrics()
 		stats[i].Preemptions = m.Preemptions
 		stats[i].TotalBlocks = m.TotalBlocks
@@ -399,7 +401,7 @@ func (l *Loop) settle() error {
 			}
 			// The planner ticks after same-time settlement, and what it
 			// changes settles again.
-			if err := l.tick(); err != nil {
+			if err := l.sc.tick(); err != nil {
 				return err
 			}
 		}
@@ -421,7 +423,7 @@ func (l *Loop) applyDue() (bool, error) {
 		case Dispatch:
 			err = l.dispatch(e.req)
 		case WorkerReady:
-			l.ready(int(e.worker))
+			l.sc.ready(int(e.worker)) // only a planner adds workers
 		default:
 			err = fmt.Errorf("replay: event kind %d has no handler", e.kind)
 		}
@@ -501,8 +503,8 @@ func (l *Loop) apply(i int) error {
 	if err := pool.role.signals(l, i, p); err != nil {
 		return err
 	}
-	if st.state == draining {
-		l.retireIfDone(i)
+	if st.state == draining { // only a planner drains workers
+		l.sc.retireIfDone(i)
 	}
 	if len(l.aborts) > 0 {
 		l.retryAborts(i)

@@ -70,41 +70,41 @@ func (l *Loop) tickDue() bool {
 }
 
 // tick runs one planner tick at l.now and applies its decision.
-func (l *Loop) tick() error {
+func (s *scaleState) tick() error {
+	l := s.l
 	l.q.pop()
-	sc := l.sc
-	snap := planner.Snapshot{Tick: sc.ticks, NowMs: l.now.Ms(), Work: l.opt.Live || l.col.Done() < l.total}
+	snap := planner.Snapshot{Tick: s.ticks, NowMs: l.now.Ms(), Work: l.opt.Live || l.col.Done() < l.total}
 	for k := range l.pools {
-		snap.Pools = append(snap.Pools, l.poolSnapshot(k))
-		sc.passes[k] = sc.passes[k][:0]
+		snap.Pools = append(snap.Pools, s.poolSnapshot(k))
+		s.passes[k] = s.passes[k][:0]
 	}
-	snap.Traffic = sc.traffic.done(l.now)
-	sc.traffic = trafficWindow{since: l.now}
-	d := sc.cfg.Tick(snap)
+	snap.Traffic = s.traffic.done(l.now)
+	s.traffic = trafficWindow{since: l.now}
+	d := s.cfg.Tick(snap)
 	if len(d.Targets) != len(l.pools) {
 		return fmt.Errorf("replay: the planner returned %d targets for %d pools", len(d.Targets), len(l.pools))
 	}
 	changed := false
 	for k, t := range d.Targets {
-		c := l.counts(k)
+		c := s.counts(k)
 		changed = changed || t != c.Active+c.Starting
-		if err := l.scaleTo(k, t); err != nil {
+		if err := s.scaleTo(k, t); err != nil {
 			return err
 		}
 	}
-	if changed || sc.activity != sc.lastActivity {
-		sc.quiet = 0
+	if changed || s.activity != s.lastActivity {
+		s.quiet = 0
 	} else {
-		sc.quiet++
+		s.quiet++
 	}
-	sc.lastActivity = sc.activity
-	sc.report.Ticks = append(sc.report.Ticks, l.tickRecord(snap, d))
-	sc.ticks++
+	s.lastActivity = s.activity
+	s.report.Ticks = append(s.report.Ticks, s.tickRecord(snap, d))
+	s.ticks++
 	next := timing.FromMs(d.NextMs)
 	if !snap.Work || math.IsNaN(d.NextMs) || next <= l.now {
 		return nil
 	}
-	if sc.quiet >= quietTicks {
+	if s.quiet >= quietTicks {
 		// Nothing will change before the next event: tick with it.
 		ev, ok := l.next()
 		if !ok {
@@ -117,9 +117,10 @@ func (l *Loop) tick() error {
 }
 
 // poolSnapshot is pool k's part of the snapshot.
-func (l *Loop) poolSnapshot(k int) planner.PoolState {
+func (s *scaleState) poolSnapshot(k int) planner.PoolState {
+	l := s.l
 	p := &l.pools[k]
-	ps := planner.PoolState{Passes: l.sc.passes[k]}
+	ps := planner.PoolState{Passes: s.passes[k]}
 	for _, g := range p.members {
 		st := &l.ws[g]
 		switch st.state {
@@ -134,7 +135,7 @@ func (l *Loop) poolSnapshot(k int) planner.PoolState {
 			ps.Active++
 		}
 		m := l.workers[g].Metrics()
-		f := l.sc.lastFPM(g)
+		f := s.lastFPM(g)
 		wl := planner.WorkerLoad{ID: g, Running: m.Running, Waiting: m.Waiting, Draining: st.state == draining,
 			QueuedPrefillTokens: f.QueuedPrefillTokens, ActiveKVTokens: f.DecodeKVTokens}
 		if m.TotalBlocks > 0 {
@@ -146,16 +147,17 @@ func (l *Loop) poolSnapshot(k int) planner.PoolState {
 }
 
 // scaleTo applies a target (active + starting) to pool k.
-func (l *Loop) scaleTo(k, target int) error {
+func (s *scaleState) scaleTo(k, target int) error {
+	l := s.l
 	p := &l.pools[k]
 	have := 0
 	for _, g := range p.members {
-		if s := l.ws[g].state; s == active || s == starting {
+		if st := l.ws[g].state; st == active || st == starting {
 			have++
 		}
 	}
 	for ; have < target; have++ {
-		if err := l.addWorker(k); err != nil {
+		if err := s.addWorker(k); err != nil {
 			return err
 		}
 	}
@@ -175,10 +177,10 @@ func (l *Loop) scaleTo(k, target int) error {
 				l.ws[g].state = draining
 				p.Router.Removed(l.ws[g].index)
 				l.obs.Worker(g, k, ChangeDraining, l.now)
-				l.retireIfDone(g)
+				s.retireIfDone(g)
 			}
 			have--
-			l.sc.report.Change(l.now, p.Name, l.counts(k))
+			s.report.Change(l.now, p.Name, s.counts(k))
 		}
 	}
 	return nil
@@ -186,10 +188,11 @@ func (l *Loop) scaleTo(k, target int) error {
 
 // addWorker adds a cold worker to pool k: routable now, or after the
 // pool's startup time.
-func (l *Loop) addWorker(k int) error {
+func (s *scaleState) addWorker(k int) error {
+	l := s.l
 	p := &l.pools[k]
 	g := len(l.ws)
-	w, err := l.sc.cfg.New[k](g)
+	w, err := s.cfg.New[k](g)
 	if err != nil {
 		return fmt.Errorf("replay: %s worker %d: %w", p.Name, g, err)
 	}
@@ -199,18 +202,19 @@ func (l *Loop) addWorker(k int) error {
 	p.Pool.Workers = append(p.Pool.Workers, w)
 	p.members = append(p.members, g)
 	l.obs.Worker(g, k, ChangeAdded, l.now)
-	if d := l.sc.cfg.Startup[k]; d > 0 {
+	if d := s.cfg.Startup[k]; d > 0 {
 		l.q.push(event{at: l.now + d, kind: WorkerReady, worker: int32(g)})
-		l.sc.report.Change(l.now, p.Name, l.counts(k))
+		s.report.Change(l.now, p.Name, s.counts(k))
 		return nil
 	}
-	l.ready(g)
+	s.ready(g)
 	return nil
 }
 
 // ready makes worker g routable (a WorkerReady event, or a startup of 0);
 // a startup cancelled meanwhile stays removed.
-func (l *Loop) ready(g int) {
+func (s *scaleState) ready(g int) {
+	l := s.l
 	st := &l.ws[g]
 	if st.state != starting {
 		return
@@ -219,22 +223,24 @@ func (l *Loop) ready(g int) {
 	p := &l.pools[st.pool]
 	p.Router.Added(st.index)
 	l.obs.Worker(g, st.pool, ChangeReady, l.now)
-	l.sc.report.Change(l.now, p.Name, l.counts(st.pool))
+	s.report.Change(l.now, p.Name, s.counts(st.pool))
 }
 
 // retireIfDone removes draining worker g once it holds nothing.
-func (l *Loop) retireIfDone(g int) {
+func (s *scaleState) retireIfDone(g int) {
+	l := s.l
 	st := &l.ws[g]
 	if st.state != draining || st.busy || len(st.deferred) > 0 || !l.workers[g].Empty() {
 		return
 	}
 	st.state, st.gone = removed, l.now
 	l.obs.Worker(g, st.pool, ChangeRemoved, l.now)
-	l.sc.report.Change(l.now, l.pools[st.pool].Name, l.counts(st.pool))
+	s.report.Change(l.now, l.pools[st.pool].Name, s.counts(st.pool))
 }
 
 // counts are pool k's active, starting and draining workers.
-func (l *Loop) counts(k int) (c report.WorkerCount) {
+func (s *scaleState) counts(k int) (c report.WorkerCount) {
+	l := s.l
 	for _, g := range l.pools[k].members {
 		switch l.ws[g].state {
 		case active:
@@ -249,14 +255,15 @@ func (l *Loop) counts(k int) (c report.WorkerCount) {
 }
 
 // tickRecord is the report's record of one tick.
-func (l *Loop) tickRecord(s planner.Snapshot, d planner.Decision) report.PlannerTick {
-	r := report.PlannerTick{Tick: s.Tick, TMs: s.NowMs, Reason: d.Reason,
+func (s *scaleState) tickRecord(snap planner.Snapshot, d planner.Decision) report.PlannerTick {
+	l := s.l
+	r := report.PlannerTick{Tick: snap.Tick, TMs: snap.NowMs, Reason: d.Reason,
 		EstTTFTMs: nan(d.Diag.EstTTFTMs), EstITLMs: nan(d.Diag.EstITLMs),
 		ObservedRequests: nan(d.Diag.ObservedRequests), ObservedISL: nan(d.Diag.ObservedISL), ObservedOSL: nan(d.Diag.ObservedOSL),
 		PredRequests: nan(d.Diag.PredRequests), PredISL: nan(d.Diag.PredISL), PredOSL: nan(d.Diag.PredOSL),
-		ObservedTTFTMs: nan(s.Traffic.MeanTTFTMs), ObservedITLMs: nan(s.Traffic.MeanITLMs)}
+		ObservedTTFTMs: nan(snap.Traffic.MeanTTFTMs), ObservedITLMs: nan(snap.Traffic.MeanITLMs)}
 	for k := range l.pools {
-		c := l.counts(k)
+		c := s.counts(k)
 		pc := report.PlannerPool{Pool: l.pools[k].Name, Target: d.Targets[k], WorkerCount: c}
 		if k < len(d.Diag.Floor) {
 			pc.Floor = d.Diag.Floor[k]
@@ -291,7 +298,7 @@ func (l *Loop) startScaling(s *Scaling) error {
 	l.sc = &scaleState{l: l, cfg: s, passes: make([][]planner.PassSample, len(l.pools))}
 	l.obs.attach(l.sc, false) // its window needs no tokens (window.go)
 	for k := range l.pools {
-		l.sc.report.Change(0, l.pools[k].Name, l.counts(k))
+		l.sc.report.Change(0, l.pools[k].Name, l.sc.counts(k))
 	}
 	if first := timing.FromMs(s.FirstMs); first > 0 && (l.total > 0 || l.opt.Live) {
 		l.q.push(event{at: first, kind: PlannerTick})
@@ -302,10 +309,8 @@ func (l *Loop) startScaling(s *Scaling) error {
 // provisioned fills a planner run's per-worker lifecycle: when it was
 // added and removed, and how long it was provisioned (to the clock's end
 // if it stayed).
-func (l *Loop) provisioned(ws *report.WorkerStats, i int) {
-	if l.sc == nil {
-		return
-	}
+func (s *scaleState) provisioned(ws *report.WorkerStats, i int) {
+	l := s.l
 	st := &l.ws[i]
 	end := l.now
 	if st.state == removed {
