@@ -36,10 +36,12 @@ type Options struct {
 	MaxTime     timing.Time // soft cap on the virtual clock (0: none)
 	MaxPasses   int         // error past this many engine passes (0: none)
 	Seed        uint64      // arrival stream (Poisson gaps)
-	Progress    func(simMs float64, done, total int) bool
-	Capture     bool
-	Watch       uint64 // a request whose timeline the report records (0: none); engines get it in engine.Config.Watch
-	SLA         report.SLA
+	// Progress hears every 256th pass end (the first included): the
+	// virtual time and the finished and total requests; false cancels.
+	Progress func(simMs float64, done, total int) bool
+	Capture  bool
+	Watch    uint64 // a request whose timeline the report records (0: none); engines get it in engine.Config.Watch
+	SLA      report.SLA
 
 	// MaxPromptTokens and MaxOutputTokens cap the work of a run: the prompt
 	// and requested output tokens of the requests it releases (0: none).
@@ -157,8 +159,8 @@ type Loop struct {
 
 	released, total int
 	passes          int
-	budget          budget // Options.Max*Tokens
-	scratch         []uint32
+	budget          budget         // Options.Max*Tokens
+	scratch         []uint32       // promptOf's buffer: no prompt allocation per placement
 	rreq            router.Request // reused: a router's argument escapes
 	done            bool
 	stop            string // why the run ended: drained | max_virtual_time

@@ -43,10 +43,12 @@ const (
 	removed                 // gone (or never ready): not provisioned
 )
 
-// scaleState is the planner's state in the loop.
+// scaleState is the planner in the loop: at its ticks it scales the
+// loop's pools; between them, as an Observer (window.go), it gathers the
+// traffic and passes its next snapshot needs, reading the loop only.
 type scaleState struct {
-	NopObserver       // it hears some facts (window.go)
-	l           *Loop // read only, as an observer
+	NopObserver
+	l           *Loop // the loop it scales
 	cfg         *Scaling
 	ticks       int
 	passes      [][]planner.PassSample // per pool, since the last tick
