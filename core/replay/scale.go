@@ -48,12 +48,12 @@ const (
 // traffic and passes its next snapshot needs, reading the loop only.
 type scaleState struct {
 	NopObserver
-	l           *Loop // the loop it scales
-	cfg         *Scaling
-	ticks       int
-	passes      [][]planner.PassSample // per pool, since the last tick
-	traffic     trafficWindow
-	report      report.PlannerReport
+	l       *Loop // the loop it scales
+	cfg     *Scaling
+	ticks   int
+	passes  [][]planner.PassSample // per pool, since the last tick
+	traffic trafficWindow
+	report  report.PlannerReport
 	// Quiet ticks: a tick that saw no pass end, arrival or startup since
 	// the one before and changed nothing is quiet; after quietTicks of
 	// them in a row the next tick waits for the next such event. Without
