@@ -51,6 +51,8 @@ func (o collect) PassEnded(w int, p *engine.Pass) {
 	}
 }
 
+// Token is here for the interface: the fan-out calls the collector's
+// Token itself, for its count (observers.Token).
 func (o collect) Token(id uint64, start, end timing.Time, _ uint32) { o.c.Token(id, start, end) }
 
 func (o collect) Prefilled(id uint64, at timing.Time) { o.c.PrefillDone(id, at) }
