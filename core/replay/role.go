@@ -80,9 +80,14 @@ func (l *Loop) emit(w int, p *engine.Pass) error {
 	pool := &l.pools[st.pool]
 	for _, s := range p.Signals {
 		if s.HasToken {
-			if l.obs.Token(s.ID, p.Start, p.End, s.Token) == 1 {
+			// The hottest fact (observe.go): the collector's count is the
+			// first-token test.
+			if l.col.Token(s.ID, p.Start, p.End) == 1 {
 				pool.Router.PrefillDone(s.ID, l.now)
 				l.reqs.at(s.ID).first = p.End
+			}
+			if len(l.obs.tokens) > 0 {
+				l.obs.tokenRest(s.ID, p.Start, p.End, s.Token)
 			}
 			st.stats.OutputTokens++
 		}
