@@ -40,7 +40,7 @@ func (o collect) Parked(id uint64, at timing.Time) { o.c.Park(id, at) }
 // PassStarted samples the worker's load right after the pass's
 // scheduling decisions.
 func (o collect) PassStarted(w int, p *engine.Pass) {
-	if m := p.Metrics; m.TotalBlocks > 0 {
+	if m := &p.Metrics; m.TotalBlocks > 0 {
 		o.c.Series.Sample(w, p.Start, m.Running, m.Waiting, float64(m.ActiveBlocks)/float64(m.TotalBlocks))
 	}
 }

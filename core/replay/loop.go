@@ -36,7 +36,7 @@ type Options struct {
 	MaxTime     timing.Time // soft cap on the virtual clock (0: none)
 	MaxPasses   int         // error past this many engine passes (0: none)
 	Seed        uint64      // arrival stream (Poisson gaps)
-	// Progress hears every 256th pass end (the first included): the
+	// Progress hears every 256th loop step (the first included): the
 	// virtual time and the finished and total requests; false cancels.
 	Progress func(simMs float64, done, total int) bool
 	Capture  bool
@@ -173,6 +173,7 @@ type poolState struct {
 	Pool
 	l       *Loop
 	role    role
+	kind    Role  // role.kind(), read once per pass end
 	members []int // slot → global worker index
 }
 
@@ -204,6 +205,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	for i, p := range pools {
 		p.Workers = slices.Clone(p.Workers) // the planner appends to its own copy
 		l.pools = append(l.pools, poolState{Pool: p, l: l, role: roleOf(i, l.dis)})
+		l.pools[i].kind = l.pools[i].role.kind()
 		for w, wk := range p.Workers {
 			l.pools[i].members = append(l.pools[i].members, len(l.ws))
 			l.ws = append(l.ws, wstate{pool: i, index: w, seen: routerLoad(wk)})
@@ -237,11 +239,11 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 		return nil, err
 	}
 	if opt.Observer != nil {
-		l.obs.attach(opt.Observer, true)
+		l.obs.attach(opt.Observer, hearAll)
 	}
 	if opt.Progress != nil {
 		l.prog = &progress{fn: opt.Progress, total: l.total}
-		l.obs.attach(l.prog, false)
+		l.obs.attach(l.prog, 0)
 	}
 	l.reqs.recs = make([]request, 0, l.total)
 	return l, nil
@@ -258,7 +260,7 @@ func (l *Loop) RunUntil(limit timing.Time) (done bool, err error) {
 		if err := l.settle(); err != nil {
 			return false, err
 		}
-		if l.prog != nil && l.prog.stopped {
+		if l.prog != nil && l.prog.poll(l.now) {
 			return false, ErrCanceled
 		}
 		next, ok := l.next()
@@ -363,9 +365,26 @@ func (l *Loop) Report() (*report.Report, error) {
 // passes on idle workers (a pass that ends at once is applied at once).
 func (l *Loop) settle() error {
 	for {
-		changed, err := l.applyDue()
-		if err != nil {
-			return err
+		changed := false
+		for l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind < Arrival {
+			e := l.q.pop()
+			var err error
+			switch e.kind {
+			case PassEnd:
+				err = l.apply(int(e.worker))
+			case TransferDone:
+				err = l.dis.transferDone(e.req)
+			case Dispatch:
+				err = l.dispatch(e.req)
+			case WorkerReady:
+				l.sc.ready(int(e.worker)) // only a planner adds workers
+			default:
+				err = fmt.Errorf("replay: event kind %d has no handler", e.kind)
+			}
+			if err != nil {
+				return err
+			}
+			changed = true
 		}
 		if len(l.waiting) > 0 {
 			n, err := l.placeHeld()
@@ -410,33 +429,6 @@ func (l *Loop) settle() error {
 	}
 }
 
-// applyDue applies the events due at l.now that come before arrivals, and
-// reports whether there were any.
-func (l *Loop) applyDue() (bool, error) {
-	changed := false
-	for l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind < Arrival {
-		e := l.q.pop()
-		var err error
-		switch e.kind {
-		case PassEnd:
-			err = l.apply(int(e.worker))
-		case TransferDone:
-			err = l.dis.transferDone(e.req)
-		case Dispatch:
-			err = l.dispatch(e.req)
-		case WorkerReady:
-			l.sc.ready(int(e.worker)) // only a planner adds workers
-		default:
-			err = fmt.Errorf("replay: event kind %d has no handler", e.kind)
-		}
-		if err != nil {
-			return false, err
-		}
-		changed = true
-	}
-	return changed, nil
-}
-
 // startPass starts a pass on worker i, idle and holding work, and reports
 // whether that changed anything at l.now.
 func (l *Loop) startPass(i int) (bool, error) {
@@ -446,7 +438,10 @@ func (l *Loop) startPass(i int) (bool, error) {
 	}
 	l.passes++
 	p := l.workers[i].Step(l.now)
-	l.obs.PassStarted(i, p)
+	l.obs.col.PassStarted(i, p)
+	if len(l.obs.passes) > 0 {
+		l.obs.passStarted(i, p)
+	}
 	st.stats.Passes++
 	st.stats.BusyMs += (p.End - p.Start).Ms()
 	st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
@@ -493,7 +488,7 @@ func (l *Loop) apply(i int) error {
 	if len(p.Events) > 0 {
 		pool.Router.Observe(st.index, p.Events)
 	}
-	kind := pool.role.kind()
+	kind := pool.kind
 	for _, a := range p.Admissions {
 		if a.Parked {
 			l.obs.Parked(a.ID, p.Start)
@@ -501,7 +496,10 @@ func (l *Loop) apply(i int) error {
 		}
 		l.obs.Admitted(a.ID, kind, p.Start, a.Reused, a.Again)
 	}
-	l.obs.PassEnded(i, p)
+	l.obs.col.PassEnded(i, p)
+	if len(l.obs.passes) > 0 {
+		l.obs.passEnded(i, p)
+	}
 	if err := pool.role.signals(l, i, p); err != nil {
 		return err
 	}

@@ -85,20 +85,35 @@ func (NopObserver) Terminal(uint64, timing.Time, string)                        
 func (NopObserver) Worker(int, int, WorkerChange, timing.Time)                     {}
 
 // observers is the loop's fan-out of one fact: the collector, which every
-// run has, by a direct call, then the others in attach order. The
-// per-token fact is the hot path (millions per run): it goes only to the
-// observers attached to hear it, and none of the loop's own (the
-// planner's window, progress) does.
+// run has, by a direct call, then the others in attach order. Pass and
+// token facts come once per pass and per token (millions per run), so
+// they go only to the observers attached to hear them: a run without a
+// planner or a live driver pays a length test for them, no call.
 type observers struct {
 	col    collect
-	rest   []Observer
-	tokens []Observer // those of rest that hear Token
+	rest   []Observer // every attached observer: the rare facts
+	passes []Observer // those hearing Admitted, Parked, PassStarted, PassEnded
+	tokens []Observer // those hearing Token
 }
 
-// attach adds o; tokens: it hears Token too.
-func (o *observers) attach(x Observer, tokens bool) {
+// hears is the set of frequent facts an attached observer hears; every
+// observer hears the rare ones (arrivals, routing, terminals, transfers,
+// worker changes).
+type hears uint8
+
+const (
+	hearPasses hears = 1 << iota // Admitted, Parked, PassStarted, PassEnded
+	hearTokens                   // Token
+	hearAll    = hearPasses | hearTokens
+)
+
+// attach adds x, which hears the frequent facts h.
+func (o *observers) attach(x Observer, h hears) {
 	o.rest = append(o.rest, x)
-	if tokens {
+	if h&hearPasses != 0 {
+		o.passes = append(o.passes, x)
+	}
+	if h&hearTokens != 0 {
 		o.tokens = append(o.tokens, x)
 	}
 }
@@ -119,35 +134,38 @@ func (o *observers) Routed(id uint64, role Role, worker, rank int, at timing.Tim
 
 func (o *observers) Admitted(id uint64, role Role, at timing.Time, reused int, again bool) {
 	o.col.Admitted(id, role, at, reused, again)
-	for _, x := range o.rest {
+	for _, x := range o.passes {
 		x.Admitted(id, role, at, reused, again)
 	}
 }
 
 func (o *observers) Parked(id uint64, at timing.Time) {
 	o.col.Parked(id, at)
-	for _, x := range o.rest {
+	for _, x := range o.passes {
 		x.Parked(id, at)
 	}
 }
 
-func (o *observers) PassStarted(w int, p *engine.Pass) {
-	o.col.PassStarted(w, p)
-	for _, x := range o.rest {
+// passStarted tells the pass observers other than the
+// collector, which the loop calls directly (a per-pass fact).
+func (o *observers) passStarted(w int, p *engine.Pass) {
+	for _, x := range o.passes {
 		x.PassStarted(w, p)
 	}
 }
 
-func (o *observers) PassEnded(w int, p *engine.Pass) {
-	o.col.PassEnded(w, p)
-	for _, x := range o.rest {
+// passEnded tells the pass observers other than the
+// collector, which the loop calls directly (a per-pass fact).
+func (o *observers) passEnded(w int, p *engine.Pass) {
+	for _, x := range o.passes {
 		x.PassEnded(w, p)
 	}
 }
 
-// The per-token fact has no method here: emit (role.go) calls the
-// collector directly, for its count, and tokenRest only if anything else
-// hears tokens, so a run without a token observer pays one length test.
+// The per-pass and per-token facts have no fan-out method: the loop calls
+// the collector directly (for a token, its count is the first-token
+// test), then passStarted, passEnded or tokenRest only if anything else
+// hears them, so a run without such an observer pays one length test.
 
 // tokenRest tells the token observers other than the collector.
 func (o *observers) tokenRest(id uint64, start, end timing.Time, token uint32) {

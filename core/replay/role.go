@@ -59,11 +59,9 @@ func (aggregated) accept(l *Loop, id uint64, w, r int, prompt []uint32) error {
 	return nil
 }
 
-func (aggregated) signals(l *Loop, w int, p *engine.Pass) error { return l.emit(w, p) }
-
-// decode emits a disaggregated request's tokens; its requests come from
-// the handoff (disagg.go), not from its router's arrivals.
-type decode struct{}
+// decode emits a disaggregated request's tokens as aggregated does; its
+// requests come from the handoff (disagg.go), not from its router.
+type decode struct{ aggregated }
 
 func (decode) kind() Role { return Decode }
 
@@ -71,11 +69,9 @@ func (decode) accept(_ *Loop, id uint64, _, _ int, _ []uint32) error {
 	return fmt.Errorf("replay: request %d: a decode pool takes no arrivals", id)
 }
 
-func (decode) signals(l *Loop, w int, p *engine.Pass) error { return l.emit(w, p) }
-
-// emit handles the signals of a pass whose tokens are the requests' own:
-// tokens stream, and a completed request ends.
-func (l *Loop) emit(w int, p *engine.Pass) error {
+// signals handles the signals of a pass whose tokens are the requests'
+// own: tokens stream, and a completed request ends.
+func (aggregated) signals(l *Loop, w int, p *engine.Pass) error {
 	st := &l.ws[w]
 	pool := &l.pools[st.pool]
 	for _, s := range p.Signals {
@@ -135,7 +131,7 @@ func (l *Loop) place(id uint64) (bool, error) {
 		return false, nil
 	}
 	w := pool.members[pl.Worker]
-	l.obs.Routed(id, pool.role.kind(), w, pl.Rank, l.now, pl.Overlap)
+	l.obs.Routed(id, pool.kind, w, pl.Rank, l.now, pl.Overlap)
 	return true, pool.role.accept(l, id, w, pl.Rank, prompt)
 }
 

@@ -298,7 +298,7 @@ func (l *Loop) startScaling(s *Scaling) error {
 		return fmt.Errorf("replay: scaling needs a planner and a startup time and worker factory per pool")
 	}
 	l.sc = &scaleState{l: l, cfg: s, passes: make([][]planner.PassSample, len(l.pools))}
-	l.obs.attach(l.sc, false) // its window needs no tokens (window.go)
+	l.obs.attach(l.sc, hearPasses) // its window needs no tokens (window.go)
 	for k := range l.pools {
 		l.sc.report.Change(0, l.pools[k].Name, l.sc.counts(k))
 	}
