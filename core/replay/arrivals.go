@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/dynosim/dynosim-web/core/workload"
@@ -147,3 +148,91 @@ func (a *arrivals) start(at timing.Time) int {
 
 // finished frees a session's slot (its last turn ended).
 func (a *arrivals) finished() { a.inflight-- }
+
+// releaseDue releases the next request due at l.now, if any: a follow-up
+// turn before a session starting at the same time.
+func (l *Loop) releaseDue() (bool, error) {
+	if !l.releasable() {
+		return false, nil
+	}
+	follow := l.q.len() > 0 && l.q.top().kind == Arrival && l.q.top().at <= l.now
+	start, ok := l.arr.peek(l.now)
+	ok = ok && start <= l.now
+	var si, ti int
+	var at timing.Time
+	switch {
+	case follow && (!ok || l.q.top().at <= start):
+		e := l.q.pop()
+		si, ti, at = int(e.session), int(e.turn), e.at
+	case ok:
+		si, at = l.arr.start(start), start
+	default:
+		return false, nil
+	}
+	l.released++
+	t := &l.wl.Sessions[si].Turns[ti]
+	if err := l.budget.add(t.Input, t.Output); err != nil {
+		return false, err
+	}
+	id := l.reqs.add(request{turn: t, session: int32(si), index: int32(ti), arrival: at, worker: -1})
+	l.obs.Arrived(id, at, t.Input, t.Output)
+	if !l.releasable() {
+		l.q.drop(Arrival) // the cap is reached: no follow-up will be released
+	}
+	if l.opt.Frontend > 0 {
+		l.q.push(event{at: l.now + l.opt.Frontend, kind: Dispatch, req: id})
+		return true, nil
+	}
+	return true, l.dispatch(id)
+}
+
+// finished readies the session's next turn of ended request r, or frees
+// its slot.
+func (l *Loop) finished(r *request) {
+	if l.col.Done() == l.total {
+		// After the last request no planner tick or startup is left to
+		// run: they would only move the clock past the work, and the
+		// GPU-hours with it.
+		l.q.drop(PlannerTick)
+		l.q.drop(WorkerReady)
+	}
+	s := &l.wl.Sessions[r.session]
+	if next := int(r.index) + 1; next < len(s.Turns) {
+		if l.releasable() {
+			l.q.push(event{at: l.now + l.opt.Load.scale(s.Turns[next].Delay), kind: Arrival, session: r.session, turn: int32(next)})
+		}
+		return
+	}
+	l.arr.finished()
+}
+
+// budget enforces Options.MaxPromptTokens and MaxOutputTokens over the
+// prompt and output tokens of the released requests.
+type budget struct {
+	maxPrompt, maxOutput int
+	prompt, output       int
+}
+
+// add counts a released request's tokens.
+func (b *budget) add(prompt, output int) error {
+	b.prompt += prompt
+	b.output += output
+	return b.check(b.prompt, b.output)
+}
+
+// check enforces the caps on prompt and output tokens. With both set they
+// share one budget: a run may use a mix of the two in proportion (half
+// the prompt tokens and half the output tokens, say).
+func (b *budget) check(prompt, output int) error {
+	mp, mo := b.maxPrompt, b.maxOutput
+	if mp > 0 && prompt > mp {
+		return fmt.Errorf("%w: the requests' prompts hold at least %d tokens, this service simulates at most %d prompt tokens per run (use the CLI or the page for large runs)", ErrTooLarge, prompt, mp)
+	}
+	if mo > 0 && output > mo {
+		return fmt.Errorf("%w: the requests ask for at least %d output tokens, this service simulates at most %d output tokens per run (use the CLI or the page for large runs)", ErrTooLarge, output, mo)
+	}
+	if mp > 0 && mo > 0 && float64(prompt)/float64(mp)+float64(output)/float64(mo) > 1 {
+		return fmt.Errorf("%w: the requests' %d prompt and %d output tokens (at least) are more work than this service's per-run budget of %d prompt or %d output tokens, or a mix in proportion (use the CLI or the page for large runs)", ErrTooLarge, prompt, output, mp, mo)
+	}
+	return nil
+}

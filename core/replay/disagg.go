@@ -51,7 +51,7 @@ func (t *Transfer) info() *report.TransferInfo {
 	return in
 }
 
-// xstate is the handoff state of one request.
+// xstate is the handoff state of one request (its request record's x).
 type xstate struct {
 	m        handoff.Machine
 	pw, pr   int32         // prefill worker (global index) and rank
@@ -66,204 +66,224 @@ const (
 	decodePool  = 1
 )
 
-// placeDisagg starts request id's handoff once the prefill router placed
-// it on worker w (global), rank r.
-func (l *Loop) placeDisagg(id uint64, w, r int) error {
-	x := l.x(id)
-	x.pw, x.pr, x.dw, x.dr = int32(w), int32(r), -1, -1
-	if l.xfer.Direct {
-		return l.submitPrefill(id)
+// disagg is a disaggregated replay's handoff: what moves a request from
+// its prefill copy to its decode copy. The prefill role drives it; the
+// loop hands it the decode side's reservations and the transfers' ends.
+type disagg struct {
+	l *Loop
+	t *Transfer
+}
+
+// prefill runs a disaggregated request's hidden prefill copy: its router
+// picks the prefill worker, and the copy's end starts the handoff.
+type prefill struct{ d *disagg }
+
+func (prefill) kind() Role { return Prefill }
+
+// accept starts request id's handoff once the prefill router placed it on
+// worker w (global), rank r.
+func (p prefill) accept(l *Loop, id uint64, w, r int, prompt []uint32) error {
+	x := &xstate{pw: int32(w), pr: int32(r), dw: -1, dr: -1}
+	l.reqs.at(id).x = x
+	if p.d.t.Direct {
+		return p.d.submitPrefill(id, prompt)
 	}
-	m, acts := handoff.Start(l.xfer.Order)
+	m, acts := handoff.Start(p.d.t.Order)
 	x.m = m
-	return l.perform(id, acts)
+	return p.d.perform(id, acts)
 }
 
-// fact applies f to request id's machine and performs what it asks.
-func (l *Loop) fact(id uint64, f handoff.Fact) error {
-	acts, err := l.x(id).m.Apply(f)
-	if err != nil {
-		return fmt.Errorf("replay: request %d: handoff %v: %w", id, f, err)
-	}
-	return l.perform(id, acts)
-}
-
-func (l *Loop) perform(id uint64, acts handoff.Actions) error {
-	x := l.x(id)
-	for i := range acts.Len() {
-		var err error
-		switch acts.At(i) {
-		case handoff.SubmitPrefill:
-			err = l.submitPrefill(id)
-		case handoff.ReserveDestination:
-			err = l.reserve(id)
-		case handoff.StartTransfer:
-			tokens := int(x.missing)
-			if l.xfer.FullPrompt {
-				tokens = l.turn(id).Input
-			}
-			l.startTransfer(id, tokens)
-		case handoff.ActivateDestination:
-			l.rank(x.dw, x.dr).Activate(id)
-			l.decoding(id, int(x.dw))
-			l.ws[x.dw].stalled = false
-			err = l.fact(id, handoff.DestinationActivated)
-		case handoff.ReleaseSource:
-			l.releaseSource(id)
-			err = l.fact(id, handoff.SourceReleased)
-		case handoff.CancelSource:
-			if !x.finished {
-				// Offline, only a finished or failed prefill is canceled.
-				return fmt.Errorf("replay: request %d: cannot cancel a running prefill", id)
-			}
-			l.releaseSource(id)
-			err = l.fact(id, handoff.SourceCleaned)
-		case handoff.CancelDestination:
-			if l.rank(x.dw, x.dr).Cancel(id) {
-				l.ws[x.dw].held--
-				l.ws[x.dw].stalled = false
-			}
-			l.pools[decodePool].Router.Finished(id, l.now)
-			err = l.fact(id, handoff.DestinationCleaned)
-		case handoff.Complete:
-			if x.m.Outcome() != handoff.OutcomeSuccess {
-				l.terminal(id, x.reason.String())
-			}
-		}
-		if err != nil {
+func (r prefill) signals(_ *Loop, w int, p *engine.Pass) error {
+	for _, s := range p.Signals {
+		if err := r.d.prefillSignal(w, s); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (l *Loop) rank(w, r int32) engine.Rank { return l.workers[w].Ranks[r] }
+// fact applies f to request id's machine and performs what it asks.
+func (d *disagg) fact(id uint64, f handoff.Fact) error {
+	acts, err := d.x(id).m.Apply(f)
+	if err != nil {
+		return fmt.Errorf("replay: request %d: handoff %v: %w", id, f, err)
+	}
+	return d.perform(id, acts)
+}
+
+// perform carries out the actions of request id's handoff machine.
+func (d *disagg) perform(id uint64, acts handoff.Actions) error {
+	x := d.x(id) // kept: a live request's record may be forgotten at its terminal
+	for i := range acts.Len() {
+		if err := d.act(id, x, acts.At(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// act carries out one action of request id's handoff machine.
+func (d *disagg) act(id uint64, x *xstate, a handoff.Action) error {
+	l := d.l
+	switch a {
+	case handoff.SubmitPrefill:
+		return d.submitPrefill(id, l.promptOf(l.reqs.at(id)))
+	case handoff.ReserveDestination:
+		return d.reserve(id)
+	case handoff.StartTransfer:
+		tokens := int(x.missing)
+		if d.t.FullPrompt {
+			tokens = l.reqs.at(id).turn.Input
+		}
+		d.startTransfer(id, tokens)
+	case handoff.ActivateDestination:
+		d.rank(x.dw, x.dr).Activate(id)
+		l.reqs.at(id).worker = x.dw // a live abort waits for this (live.go)
+		l.ws[x.dw].stalled = false
+		return d.fact(id, handoff.DestinationActivated)
+	case handoff.ReleaseSource:
+		d.releaseSource(id)
+		return d.fact(id, handoff.SourceReleased)
+	case handoff.CancelSource:
+		if !x.finished {
+			// Offline, only a finished or failed prefill is canceled.
+			return fmt.Errorf("replay: request %d: cannot cancel a running prefill", id)
+		}
+		d.releaseSource(id)
+		return d.fact(id, handoff.SourceCleaned)
+	case handoff.CancelDestination:
+		if d.rank(x.dw, x.dr).Cancel(id) {
+			l.ws[x.dw].held--
+			l.ws[x.dw].stalled = false
+		}
+		l.pools[decodePool].Router.Finished(id, l.now)
+		return d.fact(id, handoff.DestinationCleaned)
+	case handoff.Complete:
+		if x.m.Outcome() != handoff.OutcomeSuccess {
+			l.terminal(id, x.reason.String())
+		}
+	}
+	return nil
+}
+
+func (d *disagg) rank(w, r int32) engine.Rank { return d.l.workers[w].Ranks[r] }
 
 // x is request id's handoff state.
-func (l *Loop) x(id uint64) *xstate { return &l.xs[id-1-l.base] }
-
-// decoding notes that request id's decode copy runs on worker w now: a
-// live abort waits for that (live.go), so the handoff is never cut short.
-func (l *Loop) decoding(id uint64, w int) { l.req(id).worker = int32(w) }
+func (d *disagg) x(id uint64) *xstate { return d.l.reqs.at(id).x }
 
 // releaseSource ends request id's hold on its prefill worker.
-func (l *Loop) releaseSource(id uint64) {
-	x := l.x(id)
-	if l.rank(x.pw, x.pr).Release(id) {
+func (d *disagg) releaseSource(id uint64) {
+	l := d.l
+	x := d.x(id)
+	if d.rank(x.pw, x.pr).Release(id) {
 		l.ws[x.pw].stalled = false // the freed blocks may admit its waiting requests
 	}
 }
 
 // submitPrefill submits the hidden prefill copy: the request limited to
 // one output token.
-func (l *Loop) submitPrefill(id uint64) error {
-	x := l.x(id)
-	t := l.turn(id)
+func (d *disagg) submitPrefill(id uint64, prompt []uint32) error {
+	l := d.l
+	x := d.x(id)
+	t := l.reqs.at(id).turn
 	var planned []uint32
 	if t.Planned != nil {
 		planned = t.Planned[:min(1, len(t.Planned))]
 	}
-	l.prompt = l.wl.Prompt(l.prompt[:0], t)
-	if err := l.rank(x.pw, x.pr).Submit(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: min(1, t.Output), Planned: planned}); err != nil {
+	if err := d.rank(x.pw, x.pr).Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: min(1, t.Output), Planned: planned}); err != nil {
 		return fmt.Errorf("replay: prefill worker %d: %w", x.pw, err)
 	}
 	l.placed(int(x.pw))
 	return nil
 }
 
-// placed updates worker w's bookkeeping for a request placed on it.
-func (l *Loop) placed(w int) {
-	st := &l.ws[w]
-	st.seen.Waiting++
-	st.since++
-	st.stalled = false
-	st.held++
-	st.stats.Requests++
-}
-
 // decodeWorker asks the decode router for request id's decode worker.
-func (l *Loop) decodeWorker(id uint64) (int, int, error) {
-	ri := l.req(id)
-	t := l.turn(id)
-	l.prompt = l.wl.Prompt(l.prompt[:0], t)
+func (d *disagg) decodeWorker(id uint64, prompt []uint32) (int, int, error) {
+	l := d.l
+	r := l.reqs.at(id)
 	pool := &l.pools[decodePool]
-	l.rreq = router.Request{ID: id, Arrival: ri.arrival, Now: l.now, Prompt: l.prompt, Output: t.Output}
+	l.rreq = router.Request{ID: id, Arrival: r.arrival, Now: l.now, Prompt: prompt, Output: r.turn.Output}
 	pl, ok := pool.Router.Place(&l.rreq, pool)
 	if !ok {
 		return 0, 0, fmt.Errorf("replay: request %d: the decode pool's router held it (a decode router must not queue)", id)
 	}
 	w := pool.members[pl.Worker]
-	l.col.Decode(id, w, pl.Rank, l.now)
-	if l.obs != nil {
-		l.obs.Routed(id, w, pl.Rank)
-	}
-	x := l.x(id)
-	x.dw, x.dr = int32(w), int32(pl.Rank)
+	l.obs.Routed(id, Decode, w, pl.Rank, l.now, -1)
+	r.x.dw, r.x.dr = int32(w), int32(pl.Rank)
 	return w, pl.Rank, nil
 }
 
 // reserve places request id's decode copy and queues its reservation.
-func (l *Loop) reserve(id uint64) error {
-	w, r, err := l.decodeWorker(id)
+func (d *disagg) reserve(id uint64) error {
+	l := d.l
+	r := l.reqs.at(id)
+	prompt := l.promptOf(r)
+	w, rk, err := d.decodeWorker(id, prompt)
 	if err != nil {
 		return err
 	}
-	t := l.turn(id)
-	why, err := l.workers[w].Ranks[r].Reserve(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: t.Output, Planned: t.Planned})
+	why, err := l.workers[w].Ranks[rk].Reserve(engine.Request{ID: id, Prompt: prompt, MaxOutput: r.turn.Output, Planned: r.turn.Planned})
 	if err != nil {
 		return fmt.Errorf("replay: decode worker %d: %w", w, err)
 	}
 	if why != engine.NotRejected {
 		// It can never fit the destination: the handoff fails.
-		l.x(id).reason = why
-		return l.fact(id, handoff.Failed)
+		r.x.reason = why
+		return d.fact(id, handoff.Failed)
 	}
 	l.placed(w)
 	return nil
 }
 
-// reserved handles the reservations a decode worker's pass granted.
-func (l *Loop) reserved(rs []engine.Reservation) error {
+// reserved handles the reservations a decode worker's pass granted: a
+// reservation is the decode side's admission of the prompt's KV.
+func (d *disagg) reserved(rs []engine.Reservation) error {
+	l := d.l
 	for _, r := range rs {
-		x := l.x(r.ID)
-		x.missing = int32(r.Missing)
-		l.col.DecodeReuse(r.ID, r.Resident)
-		if err := l.fact(r.ID, handoff.DestinationReserved); err != nil {
+		d.x(r.ID).missing = int32(r.Missing)
+		l.obs.Admitted(r.ID, Decode, l.now, r.Resident, false)
+		if err := d.fact(r.ID, handoff.DestinationReserved); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (l *Loop) startTransfer(id uint64, tokens int) {
-	end := l.now + timing.FromMs(l.xfer.Link.DelayMs(tokens))
-	l.col.Transfer(id, l.now, end, tokens, float64(tokens)*l.xfer.Link.KVBytesPerToken)
+func (d *disagg) startTransfer(id uint64, tokens int) {
+	l := d.l
+	end := l.now + timing.FromMs(d.t.Link.DelayMs(tokens))
+	l.obs.TransferStarted(id, l.now, end, tokens, float64(tokens)*d.t.Link.KVBytesPerToken)
 	l.q.push(event{at: end, kind: TransferDone, req: id})
 }
 
 // transferDone ends request id's transfer: the bootstrap path activates
 // the destination; the direct path dispatches decode now.
-func (l *Loop) transferDone(id uint64) error {
-	if !l.xfer.Direct {
-		return l.fact(id, handoff.TransferCompleted)
+func (d *disagg) transferDone(id uint64) error {
+	l := d.l
+	l.obs.TransferDone(id, l.now)
+	if !d.t.Direct {
+		return d.fact(id, handoff.TransferCompleted)
 	}
-	w, r, err := l.decodeWorker(id)
+	r := l.reqs.at(id)
+	prompt := l.promptOf(r)
+	w, rk, err := d.decodeWorker(id, prompt)
 	if err != nil {
 		return err
 	}
-	t := l.turn(id)
-	if err := l.workers[w].Ranks[r].Submit(engine.Request{ID: id, Prompt: l.prompt, MaxOutput: t.Output, Planned: t.Planned}); err != nil {
+	if err := l.workers[w].Ranks[rk].Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: r.turn.Output, Planned: r.turn.Planned}); err != nil {
 		return fmt.Errorf("replay: decode worker %d: %w", w, err)
 	}
 	l.placed(w)
-	l.decoding(id, w)
+	r.worker = int32(w) // decoding: a live abort waits for this (live.go)
 	return nil
 }
 
-// prefillSignal handles a signal of the hidden prefill copy: its token is
-// not the request's (the decode copy emits every token); its end starts
-// the transfer or, on failure, ends the request.
-func (l *Loop) prefillSignal(st *wstate, s engine.Signal) error {
+// prefillSignal handles a signal of worker w's hidden prefill copy: its
+// token is not the request's (the decode copy emits every token); its end
+// starts the transfer or, on failure, ends the request.
+func (d *disagg) prefillSignal(w int, s engine.Signal) error {
+	l := d.l
+	st := &l.ws[w]
 	pool := &l.pools[prefillPool]
 	if s.HasToken {
 		pool.Router.PrefillDone(s.ID, l.now)
@@ -274,25 +294,26 @@ func (l *Loop) prefillSignal(st *wstate, s engine.Signal) error {
 	}
 	st.held--
 	pool.Router.Finished(s.ID, l.now)
-	x := l.x(s.ID)
+	r := l.reqs.at(s.ID)
+	x := r.x
 	x.finished = true
 	if !s.Rejected {
-		l.col.PrefillDone(s.ID, l.now)
+		l.obs.Prefilled(s.ID, l.now)
 	}
 	switch {
-	case s.Rejected && l.xfer.Direct:
+	case s.Rejected && d.t.Direct:
 		l.terminal(s.ID, s.Reason.String())
 	case s.Rejected:
 		x.reason = s.Reason
-		return l.fact(s.ID, handoff.Failed)
-	case l.turn(s.ID).Output == 0:
+		return d.fact(s.ID, handoff.Failed)
+	case r.turn.Output == 0:
 		// Nothing to decode: the request ends with its prompt.
-		l.rank(x.pw, x.pr).Release(s.ID)
+		d.rank(x.pw, x.pr).Release(s.ID)
 		l.terminal(s.ID, "")
-	case l.xfer.Direct:
-		l.startTransfer(s.ID, l.turn(s.ID).Input)
+	case d.t.Direct:
+		d.startTransfer(s.ID, r.turn.Input)
 	default:
-		return l.fact(s.ID, handoff.SourceHeld)
+		return d.fact(s.ID, handoff.SourceHeld)
 	}
 	return nil
 }

@@ -19,45 +19,22 @@ import (
 // planner work as offline; a live planner ticks for as long as the server
 // runs.
 
-// Observer hears, in live mode, what the loop makes visible, in the
-// loop's order: a pass's end (its KV events and load) before its tokens
-// and terminals. Calls come from the goroutine that steps the loop; an
-// observer must not call back into it.
-type Observer interface {
-	// Pass is worker's pass p at its end; p is reused by the next Step.
-	Pass(worker int, p *engine.Pass)
-	// Routed: request id was placed on worker's DP rank (disaggregated:
-	// its prefill worker, then its decode worker).
-	Routed(id uint64, worker, rank int)
-	// Admitted: its first admission, at the start of a pass, with the
-	// prompt tokens it reused from the prefix cache.
-	Admitted(id uint64, at timing.Time, reused int)
-	// Token: it emitted token at the end of a pass.
-	Token(id uint64, at timing.Time, token uint32)
-	// Done: it ended: completed (""), rejected (the reason) or aborted.
-	Done(id uint64, at timing.Time, reason string)
-}
-
 // Aborted is the terminal reason of an aborted request.
 const Aborted = "aborted"
 
 // ErrNotLive is returned by Submit on a loop not in live mode.
 var ErrNotLive = errors.New("replay: not a live loop")
 
-// Submit releases a request now: its prompt tokens and requested output.
-// It returns the request's id; the next RunUntil routes it.
+// Submit releases a request now: its prompt tokens (copied) and requested
+// output. It returns the request's id; the next RunUntil routes it.
 func (l *Loop) Submit(prompt []uint32, maxOutput int) (uint64, error) {
 	if !l.opt.Live {
 		return 0, ErrNotLive
 	}
 	l.released++
-	id := uint64(l.released)
-	l.lturns = append(l.lturns, workload.Turn{Input: len(prompt), Output: maxOutput, Blocks: slices.Clone(prompt)})
-	l.reqs = append(l.reqs, reqInfo{session: -1, arrival: l.now, worker: -1})
-	if l.xfer != nil {
-		l.xs = append(l.xs, xstate{})
-	}
-	l.col.Arrive(id, l.now, len(prompt), maxOutput)
+	t := &workload.Turn{Input: len(prompt), Output: maxOutput, Blocks: slices.Clone(prompt)}
+	id := l.reqs.add(request{turn: t, session: -1, index: -1, arrival: l.now, worker: -1})
+	l.obs.Arrived(id, l.now, len(prompt), maxOutput)
 	if l.opt.Frontend > 0 {
 		l.q.push(event{at: l.now + l.opt.Frontend, kind: Dispatch, req: id})
 		return id, nil
@@ -70,7 +47,7 @@ func (l *Loop) Submit(prompt []uint32, maxOutput int) (uint64, error) {
 // a pass in flight ends after it (if that pass did not end it). It
 // reports whether the request was live.
 func (l *Loop) Abort(id uint64) bool {
-	ri := l.info(id)
+	ri := l.reqs.lookup(id)
 	if ri == nil || ri.over || ri.abort {
 		return false
 	}
@@ -81,7 +58,7 @@ func (l *Loop) Abort(id uint64) bool {
 		return true
 	}
 	if ri.worker < 0 {
-		if l.xfer != nil {
+		if l.dis != nil {
 			// Disaggregated: the prefill and the handoff run their
 			// course; the decode copy ends after its decode worker's
 			// next pass (or at dispatch, if it is still in the frontend).
@@ -116,7 +93,7 @@ func (l *Loop) aborted(w int, id uint64) {
 func (l *Loop) retryAborts(w int) {
 	keep := l.aborts[:0]
 	for _, id := range l.aborts {
-		ri := l.info(id)
+		ri := l.reqs.lookup(id)
 		switch {
 		case ri == nil || ri.over:
 		case int(ri.worker) != w:
@@ -130,32 +107,12 @@ func (l *Loop) retryAborts(w int) {
 	l.aborts = keep
 }
 
-// info is request id's state; nil if it is unknown or forgotten.
-func (l *Loop) info(id uint64) *reqInfo {
-	if id <= l.base || id > l.base+uint64(len(l.reqs)) {
-		return nil
-	}
-	return l.req(id)
-}
-
-// forget drops what the loop keeps of the oldest requests once they and
-// every older one ended.
+// forget drops what the loop and its collector keep of the oldest
+// requests once they and every older one ended: one table, one trim.
 func (l *Loop) forget() {
-	k := 0
-	for k < len(l.reqs) && l.reqs[k].over {
-		k++
+	if k := l.reqs.forget(); k > 0 {
+		l.col.Forget(k)
 	}
-	if k == 0 {
-		return
-	}
-	clear(l.lturns[:k]) // their prompts
-	l.reqs, l.lturns = l.reqs[k:], l.lturns[k:]
-	if l.xfer != nil {
-		clear(l.xs[:k])
-		l.xs = l.xs[k:]
-	}
-	l.col.Forget(k)
-	l.base += uint64(k)
 }
 
 // Workers is the number of workers, all pools.

@@ -12,6 +12,7 @@ import (
 
 // tape is an Observer that records what it hears.
 type tape struct {
+	NopObserver
 	first, last map[uint64]timing.Time
 	tokens      map[uint64]int
 	done        map[uint64]string
@@ -25,11 +26,19 @@ func newTape() *tape {
 		done: map[uint64]string{}, routed: map[uint64]int{}, reused: map[uint64]int{}}
 }
 
-func (t *tape) Pass(int, *engine.Pass)                    { t.passes++ }
-func (t *tape) Routed(id uint64, w, _ int)                { t.routed[id] = w }
-func (t *tape) Admitted(id uint64, _ timing.Time, n int)  { t.reused[id] = n }
-func (t *tape) Done(id uint64, _ timing.Time, why string) { t.done[id] = why }
-func (t *tape) Token(id uint64, at timing.Time, _ uint32) {
+func (t *tape) PassEnded(int, *engine.Pass)                              { t.passes++ }
+func (t *tape) Routed(id uint64, _ Role, w, _ int, _ timing.Time, _ int) { t.routed[id] = w }
+func (t *tape) Terminal(id uint64, _ timing.Time, why string)            { t.done[id] = why }
+
+// Admitted keeps a request's first admission's reuse (a decode side's
+// is not the request's).
+func (t *tape) Admitted(id uint64, role Role, _ timing.Time, n int, again bool) {
+	if role != Decode && !again {
+		t.reused[id] = n
+	}
+}
+
+func (t *tape) Token(id uint64, _, at timing.Time, _ uint32) {
 	if t.tokens[id] == 0 {
 		t.first[id] = at
 	}
@@ -80,8 +89,8 @@ func TestLiveMatchesReplay(t *testing.T) {
 			t.Errorf("request %d: live on worker %d reusing %d, replay %d reusing %d", id, tp.routed[id], tp.reused[id], *r.Worker, r.ReusedInputTokens)
 		}
 	}
-	if len(l.reqs) != 0 || len(l.lturns) != 0 || l.base != 4 {
-		t.Errorf("a drained live loop keeps %d requests (base %d)", len(l.reqs), l.base)
+	if l.reqs.len() != 0 || l.reqs.base != 4 {
+		t.Errorf("a drained live loop keeps %d requests (base %d)", l.reqs.len(), l.reqs.base)
 	}
 }
 
@@ -129,7 +138,7 @@ func TestLiveAbort(t *testing.T) {
 			if n := tp.tokens[id]; n > seen+1 { // at most the pass in flight's token
 				t.Fatalf("%d tokens after the abort", n-seen)
 			}
-			if len(l.reqs) != 0 {
+			if l.reqs.len() != 0 {
 				t.Fatalf("an aborted request is kept")
 			}
 		})
@@ -156,8 +165,8 @@ func TestLiveForgets(t *testing.T) {
 		if _, err := l.RunUntil(at); err != nil {
 			t.Fatal(err)
 		}
-		if len(l.reqs) > 50 {
-			t.Fatalf("request %d: the loop keeps %d requests", i, len(l.reqs))
+		if l.reqs.len() > 50 {
+			t.Fatalf("request %d: the loop keeps %d requests", i, l.reqs.len())
 		}
 	}
 	if len(tp.done) != 5000 {
@@ -220,8 +229,8 @@ func TestLiveDisaggregated(t *testing.T) {
 			if _, err := l.RunUntil(now + timing.FromMs(100_000)); err != nil {
 				t.Fatal(err)
 			}
-			if tp.done[id] != Aborted || tp.tokens[id] > 2 || len(l.reqs) != 0 || len(l.xs) != 0 {
-				t.Fatalf("after the abort: %q with %d tokens, %d requests kept", tp.done[id], tp.tokens[id], len(l.reqs))
+			if tp.done[id] != Aborted || tp.tokens[id] > 2 || l.reqs.len() != 0 {
+				t.Fatalf("after the abort: %q with %d tokens, %d requests kept", tp.done[id], tp.tokens[id], l.reqs.len())
 			}
 			for _, p := range pools {
 				for i, w := range p.Workers {

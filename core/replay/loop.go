@@ -36,10 +36,12 @@ type Options struct {
 	MaxTime     timing.Time // soft cap on the virtual clock (0: none)
 	MaxPasses   int         // error past this many engine passes (0: none)
 	Seed        uint64      // arrival stream (Poisson gaps)
-	Progress    func(simMs float64, done, total int) bool
-	Capture     bool
-	Watch       uint64 // a request whose timeline the report records (0: none); engines get it in engine.Config.Watch
-	SLA         report.SLA
+	// Progress hears every 256th loop step (the first included): the
+	// virtual time and the finished and total requests; false cancels.
+	Progress func(simMs float64, done, total int) bool
+	Capture  bool
+	Watch    uint64 // a request whose timeline the report records (0: none); engines get it in engine.Config.Watch
+	SLA      report.SLA
 
 	// MaxPromptTokens and MaxOutputTokens cap the work of a run: the prompt
 	// and requested output tokens of the requests it releases (0: none).
@@ -71,9 +73,11 @@ type Options struct {
 	// Scaling puts a planner in the loop (scale.go); nil: static pools.
 	Scaling *Scaling
 
-	// Live: requests come from Submit, the loop runs until its driver
-	// stops, and Observer hears what becomes visible (live.go).
-	Live     bool
+	// Live: requests come from Submit and the loop runs until its driver
+	// stops (live.go).
+	Live bool
+	// Observer hears the loop's facts (observe.go), after the report
+	// collector and the planner: a live driver, a test.
 	Observer Observer
 }
 
@@ -115,11 +119,10 @@ type wstate struct {
 	// Options.AsyncScheduling: the engine sees them after its next pass
 	// starts (that pass was planned while this one ran).
 	deferred []deferred
-	// The planner's lifecycle (scale.go): the state, when the worker was
-	// added and removed, and its last pass's FPM.
+	// The planner's lifecycle (scale.go): the state, and when the worker
+	// was added and removed.
 	state       wstatus
 	added, gone timing.Time
-	fpm         engine.FPM
 }
 
 // deferred is a placed request not yet submitted to its rank.
@@ -128,49 +131,39 @@ type deferred struct {
 	rank int
 }
 
-// reqInfo is what the loop keeps of a released request, by id − 1.
-type reqInfo struct {
-	session, turn int32
-	arrival       timing.Time
-	first         timing.Time // first token (planner runs: the traffic's TTFT and ITL)
-	worker        int32       // live: the worker it was placed on (-1: none yet)
-	over, abort   bool        // live: it ended; its client went away
-}
-
 // Loop is the cluster event loop of one replay.
+//
+// It owns one request table (table.go), hands each pool's work to the
+// pool's role (role.go, disagg.go) and emits every fact once to its
+// observers (observe.go): the report collector, the planner's traffic
+// window, Options.Observer and progress. They never change its state.
 type Loop struct {
 	wl    *workload.Workload
 	pools []poolState
 	opt   Options
 
-	now      timing.Time
-	q        queue
-	arr      *arrivals
-	ws       []wstate         // every worker of every pool, pool by pool
-	workers  []*engine.Worker // the same, flat
-	col      *report.Collector
-	reqs     []reqInfo
-	waiting  []uint64 // ids of the requests the router holds, in arrival order
-	xfer     *Transfer
-	sc       *scaleState // the planner in the loop; nil: static pools
-	xs       []xstate    // disaggregated: handoff state by id − 1
-	released int
-	passes   int
-	steps    int
-	total    int
-	prompt   []uint32
-	rreq     router.Request
-	done     bool
-	stop     string // why the run ended: drained | max_virtual_time
+	now     timing.Time
+	q       queue
+	arr     *arrivals
+	ws      []wstate         // every worker of every pool, pool by pool
+	workers []*engine.Worker // the same, flat
+	reqs    table
+	waiting []uint64 // ids of the requests the router holds, in arrival order
+	aborts  []uint64 // live: aborts waiting for a pass to end (live.go)
 
-	// prompt and output tokens of the released requests (Options.Max*Tokens)
-	promptTokens, outputTokens int
+	col  *report.Collector // the report's; also the first of obs
+	obs  observers
+	prog *progress   // Options.Progress; nil: none
+	dis  *disagg     // disaggregated: the handoff; nil: aggregated
+	sc   *scaleState // the planner in the loop; nil: static pools
 
-	// live mode (live.go)
-	obs    Observer
-	lturns []workload.Turn // the requests' turns, by id − 1 − base
-	aborts []uint64        // aborts waiting for a pass to end
-	base   uint64          // requests forgotten: reqs[0] is request base+1
+	released, total int
+	passes          int
+	budget          budget         // Options.Max*Tokens
+	scratch         []uint32       // promptOf's buffer: no prompt allocation per placement
+	rreq            router.Request // reused: a router's argument escapes
+	done            bool
+	stop            string // why the run ended: drained | max_virtual_time
 }
 
 // poolState is a pool with its workers' global indices in Loop.ws (the
@@ -179,6 +172,8 @@ type Loop struct {
 type poolState struct {
 	Pool
 	l       *Loop
+	role    role
+	kind    Role  // role.kind(), read once per pass end
 	members []int // slot → global worker index
 }
 
@@ -195,9 +190,13 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	if opt.Live {
 		wl = &workload.Workload{TraceBlock: 1} // Submit's prompts are token ids
 	}
-	l := &Loop{wl: wl, opt: opt, arr: newArrivals(wl, opt.Load, opt.Seed), xfer: opt.Transfer, obs: opt.Observer}
-	if l.xfer != nil && (len(pools) != 2 || len(pools[decodePool].Workers) == 0) {
-		return nil, fmt.Errorf("replay: a disaggregated replay needs a prefill and a decode pool")
+	l := &Loop{wl: wl, opt: opt, arr: newArrivals(wl, opt.Load, opt.Seed),
+		budget: budget{maxPrompt: opt.MaxPromptTokens, maxOutput: opt.MaxOutputTokens}}
+	if opt.Transfer != nil {
+		if len(pools) != 2 || len(pools[decodePool].Workers) == 0 {
+			return nil, fmt.Errorf("replay: a disaggregated replay needs a prefill and a decode pool")
+		}
+		l.dis = &disagg{l: l, t: opt.Transfer}
 	}
 	l.total = wl.Requests()
 	if opt.MaxRequests > 0 {
@@ -205,7 +204,8 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	}
 	for i, p := range pools {
 		p.Workers = slices.Clone(p.Workers) // the planner appends to its own copy
-		l.pools = append(l.pools, poolState{Pool: p, l: l})
+		l.pools = append(l.pools, poolState{Pool: p, l: l, role: roleOf(i, l.dis)})
+		l.pools[i].kind = l.pools[i].role.kind()
 		for w, wk := range p.Workers {
 			l.pools[i].members = append(l.pools[i].members, len(l.ws))
 			l.ws = append(l.ws, wstate{pool: i, index: w, seen: routerLoad(wk)})
@@ -226,7 +226,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 				in, out = in+t.Input, out+t.Output
 			}
 		}
-		if err := l.checkTokens(in, out); err != nil {
+		if err := l.budget.check(in, out); err != nil {
 			return nil, err
 		}
 	}
@@ -234,13 +234,18 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	l.col.Watch(opt.Watch)
 	l.col.Frontend = opt.Frontend
 	l.col.Onboarding = opt.Tiers
-	if err := l.startScaling(opt.Scaling); err != nil {
+	l.obs.col = collect{l.col}
+	if err := l.startScaling(opt.Scaling); err != nil { // the planner's window observes next
 		return nil, err
 	}
-	l.reqs = make([]reqInfo, 0, l.total)
-	if l.xfer != nil {
-		l.xs = make([]xstate, 0, l.total)
+	if opt.Observer != nil {
+		l.obs.attach(opt.Observer, hearAll)
 	}
+	if opt.Progress != nil {
+		l.prog = &progress{fn: opt.Progress, total: l.total}
+		l.obs.attach(l.prog, 0)
+	}
+	l.reqs.recs = make([]request, 0, l.total)
 	return l, nil
 }
 
@@ -255,10 +260,9 @@ func (l *Loop) RunUntil(limit timing.Time) (done bool, err error) {
 		if err := l.settle(); err != nil {
 			return false, err
 		}
-		if l.opt.Progress != nil && l.steps%256 == 0 && !l.opt.Progress(l.now.Ms(), l.col.Done(), l.total) {
+		if l.prog != nil && l.prog.poll(l.now) {
 			return false, ErrCanceled
 		}
-		l.steps++
 		next, ok := l.next()
 		if ok && next >= timing.Horizon {
 			return false, l.horizonErr()
@@ -328,7 +332,9 @@ func (l *Loop) Report() (*report.Report, error) {
 		stats[i] = l.ws[i].stats
 		stats[i].Worker = i
 		stats[i].Pool = l.pools[l.ws[i].pool].Name
-		l.provisioned(&stats[i], i)
+		if l.sc != nil {
+			l.sc.provisioned(&stats[i], i)
+		}
 		m := l.workers[i].Metrics()
 		stats[i].Preemptions = m.Preemptions
 		stats[i].TotalBlocks = m.TotalBlocks
@@ -343,8 +349,8 @@ func (l *Loop) Report() (*report.Report, error) {
 	for _, p := range l.pools {
 		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Workers: p.Workers(), GPUsPerWorker: p.GPUs})
 	}
-	if l.xfer != nil {
-		info.Transfer = l.xfer.info()
+	if l.dis != nil {
+		info.Transfer = l.dis.t.info()
 	}
 	rep := report.Build(l.col, info)
 	var err error
@@ -352,26 +358,6 @@ func (l *Loop) Report() (*report.Report, error) {
 		return nil, err
 	}
 	return rep, nil
-}
-
-// watched records worker i's pass p in the watched request's timeline:
-// what it computed for the request, or its preemption.
-func (l *Loop) watched(i int, p *engine.Pass) {
-	w, id := *p.Watched, l.col.Watching()
-	if w.Preempted {
-		l.col.WatchedPass(report.TimelineEvent{At: p.Start, Event: "preempted", Worker: &i, DPRank: &w.Rank})
-	}
-	if !w.In {
-		return
-	}
-	tokens := 0
-	for _, s := range p.Signals {
-		if s.ID == id && s.HasToken {
-			tokens++
-		}
-	}
-	l.col.WatchedPass(report.TimelineEvent{At: p.Start, End: p.End, Worker: &i, DPRank: &w.Rank,
-		BatchRequests: w.Batch, PrefillTokens: w.PrefillTokens, DecodeTokens: w.DecodeTokens, Tokens: tokens})
 }
 
 // settle applies everything due at l.now until nothing changes, in the
@@ -387,11 +373,11 @@ func (l *Loop) settle() error {
 			case PassEnd:
 				err = l.apply(int(e.worker))
 			case TransferDone:
-				err = l.transferDone(e.req)
+				err = l.dis.transferDone(e.req)
 			case Dispatch:
 				err = l.dispatch(e.req)
 			case WorkerReady:
-				l.ready(int(e.worker))
+				l.sc.ready(int(e.worker)) // only a planner adds workers
 			default:
 				err = fmt.Errorf("replay: event kind %d has no handler", e.kind)
 			}
@@ -418,52 +404,14 @@ func (l *Loop) settle() error {
 			changed = true
 		}
 		for i := range l.ws {
-			st := &l.ws[i]
-			if st.busy || st.stalled || st.held == 0 {
+			if st := &l.ws[i]; st.busy || st.stalled || st.held == 0 {
 				continue
 			}
-			if l.opt.MaxPasses > 0 && l.passes >= l.opt.MaxPasses {
-				return fmt.Errorf("%w: more than %d engine passes (use the CLI or the page for large runs)", ErrTooLarge, l.opt.MaxPasses)
+			c, err := l.startPass(i)
+			if err != nil {
+				return err
 			}
-			l.passes++
-			p := l.workers[i].Step(l.now)
-			if m := p.Metrics; m.TotalBlocks > 0 {
-				// The load right after the pass's scheduling decisions.
-				l.col.Series.Sample(i, l.now, m.Running, m.Waiting, float64(m.ActiveBlocks)/float64(m.TotalBlocks))
-			}
-			st.stats.Passes++
-			st.stats.BusyMs += (p.End - p.Start).Ms()
-			st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
-			st.inflight = p
-			st.busy = true
-			st.since = 0
-			submitted := len(st.deferred) > 0
-			for _, d := range st.deferred { // the next pass may take them
-				l.prompt = l.wl.Prompt(l.prompt[:0], l.turn(d.id))
-				if err := l.submit(i, d.rank, d.id); err != nil {
-					return err
-				}
-			}
-			st.deferred = st.deferred[:0]
-			if len(p.Reserved) > 0 {
-				// Reservations are decisions of the pass start: the
-				// handoff goes on now, not at the pass end.
-				if err := l.reserved(p.Reserved); err != nil {
-					return err
-				}
-				changed = true
-			}
-			if p.End == l.now {
-				if !p.Busy && !submitted {
-					st.stalled = true // nothing can change until new work arrives
-				}
-				if err := l.apply(i); err != nil {
-					return err
-				}
-				changed = changed || p.Busy || submitted
-				continue
-			}
-			l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i)})
+			changed = changed || c
 		}
 		if l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind > Arrival && !l.tickDue() {
 			return fmt.Errorf("replay: event kind %d has no handler", l.q.top().kind)
@@ -474,15 +422,62 @@ func (l *Loop) settle() error {
 			}
 			// The planner ticks after same-time settlement, and what it
 			// changes settles again.
-			if err := l.tick(); err != nil {
+			if err := l.sc.tick(); err != nil {
 				return err
 			}
 		}
 	}
 }
 
+// startPass starts a pass on worker i, idle and holding work, and reports
+// whether that changed anything at l.now.
+func (l *Loop) startPass(i int) (bool, error) {
+	st := &l.ws[i]
+	if l.opt.MaxPasses > 0 && l.passes >= l.opt.MaxPasses {
+		return false, fmt.Errorf("%w: more than %d engine passes (use the CLI or the page for large runs)", ErrTooLarge, l.opt.MaxPasses)
+	}
+	l.passes++
+	p := l.workers[i].Step(l.now)
+	l.obs.col.PassStarted(i, p)
+	if len(l.obs.passes) > 0 {
+		l.obs.passStarted(i, p)
+	}
+	st.stats.Passes++
+	st.stats.BusyMs += (p.End - p.Start).Ms()
+	st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
+	st.inflight, st.busy, st.since = p, true, 0
+	submitted := len(st.deferred) > 0
+	for _, d := range st.deferred { // the next pass may take them
+		if err := l.submit(i, d.rank, d.id, l.promptOf(l.reqs.at(d.id))); err != nil {
+			return false, err
+		}
+	}
+	st.deferred = st.deferred[:0]
+	changed := false
+	if len(p.Reserved) > 0 {
+		// Reservations are decisions of the pass start: the handoff goes
+		// on now, not at the pass end.
+		if err := l.dis.reserved(p.Reserved); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	if p.End > l.now {
+		l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i)})
+		return changed, nil
+	}
+	if !p.Busy && !submitted {
+		st.stalled = true // nothing can change until new work arrives
+	}
+	if err := l.apply(i); err != nil {
+		return false, err
+	}
+	return changed || p.Busy || submitted, nil
+}
+
 // apply makes worker i's finished pass visible: KV events to its router,
-// then its signals in order.
+// its admissions, the pass itself, then its signals in order, which the
+// pool's role handles.
 func (l *Loop) apply(i int) error {
 	st := &l.ws[i]
 	p := st.inflight
@@ -490,71 +485,26 @@ func (l *Loop) apply(i int) error {
 	m := p.Metrics
 	st.seen = router.Load{Running: m.Running, Waiting: m.Waiting + st.since, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
 	pool := &l.pools[st.pool]
-	if l.obs != nil {
-		l.obs.Pass(i, p)
-	}
 	if len(p.Events) > 0 {
 		pool.Router.Observe(st.index, p.Events)
 	}
-	role := st.pool
-	if l.xfer == nil {
-		role = -1
-	}
+	kind := pool.kind
 	for _, a := range p.Admissions {
 		if a.Parked {
-			l.col.Park(a.ID, p.Start)
+			l.obs.Parked(a.ID, p.Start)
 			continue
 		}
-		if role == decodePool {
-			// The prompt was computed on prefill; what the decode side
-			// had cached (direct path) is reported apart.
-			l.col.DecodeReuse(a.ID, a.Reused)
-			continue
-		}
-		l.col.Admit(a.ID, p.Start, a.Reused, a.Again)
-		if l.obs != nil && !a.Again {
-			l.obs.Admitted(a.ID, p.Start, a.Reused)
-		}
-		if l.sc != nil && !a.Again {
-			l.sc.traffic.prompt += l.turn(a.ID).Input
-			l.sc.traffic.reused += a.Reused
-		}
+		l.obs.Admitted(a.ID, kind, p.Start, a.Reused, a.Again)
 	}
-	if l.sc != nil {
-		l.observePass(i, p)
+	l.obs.col.PassEnded(i, p)
+	if len(l.obs.passes) > 0 {
+		l.obs.passEnded(i, p)
 	}
-	if p.Watched != nil {
-		l.watched(i, p)
+	if err := pool.role.signals(l, i, p); err != nil {
+		return err
 	}
-	for _, s := range p.Signals {
-		if role == prefillPool {
-			if err := l.prefillSignal(st, s); err != nil {
-				return err
-			}
-			continue
-		}
-		if s.HasToken {
-			if l.col.Token(s.ID, p.Start, p.End) == 1 {
-				pool.Router.PrefillDone(s.ID, l.now)
-				l.req(s.ID).first = p.End
-			}
-			if l.obs != nil {
-				l.obs.Token(s.ID, p.End, s.Token)
-			}
-			st.stats.OutputTokens++
-		}
-		if s.Completed {
-			st.held--
-			why := ""
-			if s.Rejected {
-				why = s.Reason.String()
-			}
-			pool.Router.Finished(s.ID, l.now)
-			l.terminal(s.ID, why)
-		}
-	}
-	if l.sc != nil && st.state == draining {
-		l.retireIfDone(i)
+	if st.state == draining { // only a planner drains workers
+		l.sc.retireIfDone(i)
 	}
 	if len(l.aborts) > 0 {
 		l.retryAborts(i)
@@ -562,107 +512,15 @@ func (l *Loop) apply(i int) error {
 	return nil
 }
 
-// terminal ends request id: completed if why is "", else rejected.
+// terminal ends request id: completed if why is "", else rejected. Its
+// session's next turn follows offline; a live loop forgets what it can.
 func (l *Loop) terminal(id uint64, why string) {
-	l.col.Terminal(id, l.now, why)
-	if l.sc != nil {
-		l.sc.finished(l, id, why)
-	}
+	r := l.reqs.at(id)
+	r.over = true
+	l.obs.Terminal(id, l.now, why)
 	if l.opt.Live {
-		l.req(id).over = true
-		if l.obs != nil {
-			l.obs.Done(id, l.now, why)
-		}
 		l.forget()
 		return
 	}
-	l.finished(id)
-}
-
-// finished readies the session's next turn, or frees its slot.
-func (l *Loop) finished(id uint64) {
-	ri := l.req(id)
-	s := &l.wl.Sessions[ri.session]
-	if next := int(ri.turn) + 1; next < len(s.Turns) {
-		if l.releasable() {
-			l.q.push(event{at: l.now + l.opt.Load.scale(s.Turns[next].Delay), kind: Arrival, session: ri.session, turn: int32(next)})
-		}
-		return
-	}
-	l.arr.finished()
-}
-
-// releaseDue releases the next request due at l.now, if any: a follow-up
-// turn before a session starting at the same time.
-func (l *Loop) releaseDue() (bool, error) {
-	if !l.releasable() {
-		return false, nil
-	}
-	follow := l.q.len() > 0 && l.q.top().kind == Arrival && l.q.top().at <= l.now
-	start, ok := l.arr.peek(l.now)
-	ok = ok && start <= l.now
-	var si, ti int
-	var at timing.Time
-	switch {
-	case follow && (!ok || l.q.top().at <= start):
-		e := l.q.pop()
-		si, ti, at = int(e.session), int(e.turn), e.at
-	case ok:
-		si, at = l.arr.start(start), start
-	default:
-		return false, nil
-	}
-	l.released++
-	id := uint64(l.released)
-	t := &l.wl.Sessions[si].Turns[ti]
-	l.promptTokens += t.Input
-	l.outputTokens += t.Output
-	if err := l.checkTokens(l.promptTokens, l.outputTokens); err != nil {
-		return false, err
-	}
-	l.reqs = append(l.reqs, reqInfo{session: int32(si), turn: int32(ti), arrival: at, worker: -1})
-	if l.xfer != nil {
-		l.xs = append(l.xs, xstate{})
-	}
-	l.col.Arrive(id, at, t.Input, t.Output)
-	if l.sc != nil {
-		l.sc.activity++
-	}
-	if !l.releasable() {
-		l.q.drop(Arrival) // the cap is reached: no follow-up will be released
-	}
-	if l.opt.Frontend > 0 {
-		l.q.push(event{at: l.now + l.opt.Frontend, kind: Dispatch, req: id})
-		return true, nil
-	}
-	return true, l.dispatch(id)
-}
-
-// checkTokens enforces Options.MaxPromptTokens and MaxOutputTokens. With
-// both set they share one budget: a run may use a mix of the two in
-// proportion (half the prompt tokens and half the output tokens, say).
-func (l *Loop) checkTokens(prompt, output int) error {
-	mp, mo := l.opt.MaxPromptTokens, l.opt.MaxOutputTokens
-	if mp > 0 && prompt > mp {
-		return fmt.Errorf("%w: the requests' prompts hold at least %d tokens, this service simulates at most %d prompt tokens per run (use the CLI or the page for large runs)", ErrTooLarge, prompt, mp)
-	}
-	if mo > 0 && output > mo {
-		return fmt.Errorf("%w: the requests ask for at least %d output tokens, this service simulates at most %d output tokens per run (use the CLI or the page for large runs)", ErrTooLarge, output, mo)
-	}
-	if mp > 0 && mo > 0 && float64(prompt)/float64(mp)+float64(output)/float64(mo) > 1 {
-		return fmt.Errorf("%w: the requests' %d prompt and %d output tokens (at least) are more work than this service's per-run budget of %d prompt or %d output tokens, or a mix in proportion (use the CLI or the page for large runs)", ErrTooLarge, prompt, output, mp, mo)
-	}
-	return nil
-}
-
-// req is what the loop keeps of released request id.
-func (l *Loop) req(id uint64) *reqInfo { return &l.reqs[id-1-l.base] }
-
-// turn is request id's turn of the workload.
-func (l *Loop) turn(id uint64) *workload.Turn {
-	if l.opt.Live {
-		return &l.lturns[id-1-l.base]
-	}
-	ri := l.req(id)
-	return &l.wl.Sessions[ri.session].Turns[ri.turn]
+	l.finished(r)
 }

@@ -43,8 +43,12 @@ const (
 	removed                 // gone (or never ready): not provisioned
 )
 
-// scaleState is the planner's state in the loop.
+// scaleState is the planner in the loop: at its ticks it scales the
+// loop's pools; between them, as an Observer (window.go), it gathers the
+// traffic and passes its next snapshot needs, reading the loop only.
 type scaleState struct {
+	NopObserver
+	l       *Loop // the loop it scales
 	cfg     *Scaling
 	ticks   int
 	passes  [][]planner.PassSample // per pool, since the last tick
@@ -57,20 +61,10 @@ type scaleState struct {
 	// arrivals would tick billions of times, every snapshot the same.
 	activity, lastActivity uint64
 	quiet                  int
+	fpm                    []engine.FPM // per worker: its last pass's
 }
 
 const quietTicks = 3
-
-// trafficWindow accumulates the traffic of one tick interval.
-type trafficWindow struct {
-	since                timing.Time
-	requests             int
-	isl, osl             float64
-	prompt, reused       int
-	ttft, itl            float64
-	ttftN, itlN          int
-	accepted, decodeFwds int
-}
 
 // tickDue reports whether a planner tick is due now and nothing else is.
 func (l *Loop) tickDue() bool {
@@ -78,41 +72,41 @@ func (l *Loop) tickDue() bool {
 }
 
 // tick runs one planner tick at l.now and applies its decision.
-func (l *Loop) tick() error {
+func (s *scaleState) tick() error {
+	l := s.l
 	l.q.pop()
-	sc := l.sc
-	snap := planner.Snapshot{Tick: sc.ticks, NowMs: l.now.Ms(), Work: l.opt.Live || l.col.Done() < l.total}
+	snap := planner.Snapshot{Tick: s.ticks, NowMs: l.now.Ms(), Work: l.opt.Live || l.col.Done() < l.total}
 	for k := range l.pools {
-		snap.Pools = append(snap.Pools, l.poolSnapshot(k))
-		sc.passes[k] = sc.passes[k][:0]
+		snap.Pools = append(snap.Pools, s.poolSnapshot(k))
+		s.passes[k] = s.passes[k][:0]
 	}
-	snap.Traffic = sc.traffic.done(l.now)
-	sc.traffic = trafficWindow{since: l.now}
-	d := sc.cfg.Tick(snap)
+	snap.Traffic = s.traffic.done(l.now)
+	s.traffic = trafficWindow{since: l.now}
+	d := s.cfg.Tick(snap)
 	if len(d.Targets) != len(l.pools) {
 		return fmt.Errorf("replay: the planner returned %d targets for %d pools", len(d.Targets), len(l.pools))
 	}
 	changed := false
 	for k, t := range d.Targets {
-		c := l.counts(k)
+		c := s.counts(k)
 		changed = changed || t != c.Active+c.Starting
-		if err := l.scaleTo(k, t); err != nil {
+		if err := s.scaleTo(k, t); err != nil {
 			return err
 		}
 	}
-	if changed || sc.activity != sc.lastActivity {
-		sc.quiet = 0
+	if changed || s.activity != s.lastActivity {
+		s.quiet = 0
 	} else {
-		sc.quiet++
+		s.quiet++
 	}
-	sc.lastActivity = sc.activity
-	sc.report.Ticks = append(sc.report.Ticks, l.tickRecord(snap, d))
-	sc.ticks++
+	s.lastActivity = s.activity
+	s.report.Ticks = append(s.report.Ticks, s.tickRecord(snap, d))
+	s.ticks++
 	next := timing.FromMs(d.NextMs)
 	if !snap.Work || math.IsNaN(d.NextMs) || next <= l.now {
 		return nil
 	}
-	if sc.quiet >= quietTicks {
+	if s.quiet >= quietTicks {
 		// Nothing will change before the next event: tick with it.
 		ev, ok := l.next()
 		if !ok {
@@ -125,9 +119,10 @@ func (l *Loop) tick() error {
 }
 
 // poolSnapshot is pool k's part of the snapshot.
-func (l *Loop) poolSnapshot(k int) planner.PoolState {
+func (s *scaleState) poolSnapshot(k int) planner.PoolState {
+	l := s.l
 	p := &l.pools[k]
-	ps := planner.PoolState{Passes: l.sc.passes[k]}
+	ps := planner.PoolState{Passes: s.passes[k]}
 	for _, g := range p.members {
 		st := &l.ws[g]
 		switch st.state {
@@ -142,8 +137,9 @@ func (l *Loop) poolSnapshot(k int) planner.PoolState {
 			ps.Active++
 		}
 		m := l.workers[g].Metrics()
+		f := s.lastFPM(g)
 		wl := planner.WorkerLoad{ID: g, Running: m.Running, Waiting: m.Waiting, Draining: st.state == draining,
-			QueuedPrefillTokens: st.fpm.QueuedPrefillTokens, ActiveKVTokens: st.fpm.DecodeKVTokens}
+			QueuedPrefillTokens: f.QueuedPrefillTokens, ActiveKVTokens: f.DecodeKVTokens}
 		if m.TotalBlocks > 0 {
 			wl.KVUsage = float64(m.ActiveBlocks) / float64(m.TotalBlocks)
 		}
@@ -153,16 +149,17 @@ func (l *Loop) poolSnapshot(k int) planner.PoolState {
 }
 
 // scaleTo applies a target (active + starting) to pool k.
-func (l *Loop) scaleTo(k, target int) error {
+func (s *scaleState) scaleTo(k, target int) error {
+	l := s.l
 	p := &l.pools[k]
 	have := 0
 	for _, g := range p.members {
-		if s := l.ws[g].state; s == active || s == starting {
+		if st := l.ws[g].state; st == active || st == starting {
 			have++
 		}
 	}
 	for ; have < target; have++ {
-		if err := l.addWorker(k); err != nil {
+		if err := s.addWorker(k); err != nil {
 			return err
 		}
 	}
@@ -177,13 +174,15 @@ func (l *Loop) scaleTo(k, target int) error {
 			if want == starting {
 				l.ws[g].state = removed
 				l.ws[g].gone = l.now
+				l.obs.Worker(g, k, ChangeRemoved, l.now)
 			} else {
 				l.ws[g].state = draining
 				p.Router.Removed(l.ws[g].index)
-				l.retireIfDone(g)
+				l.obs.Worker(g, k, ChangeDraining, l.now)
+				s.retireIfDone(g)
 			}
 			have--
-			l.sc.report.Change(l.now, p.Name, l.counts(k))
+			s.report.Change(l.now, p.Name, s.counts(k))
 		}
 	}
 	return nil
@@ -191,10 +190,11 @@ func (l *Loop) scaleTo(k, target int) error {
 
 // addWorker adds a cold worker to pool k: routable now, or after the
 // pool's startup time.
-func (l *Loop) addWorker(k int) error {
+func (s *scaleState) addWorker(k int) error {
+	l := s.l
 	p := &l.pools[k]
 	g := len(l.ws)
-	w, err := l.sc.cfg.New[k](g)
+	w, err := s.cfg.New[k](g)
 	if err != nil {
 		return fmt.Errorf("replay: %s worker %d: %w", p.Name, g, err)
 	}
@@ -203,42 +203,46 @@ func (l *Loop) addWorker(k int) error {
 	l.workers = append(l.workers, w)
 	p.Pool.Workers = append(p.Pool.Workers, w)
 	p.members = append(p.members, g)
-	l.col.Series.AddWorker()
-	if d := l.sc.cfg.Startup[k]; d > 0 {
+	l.obs.Worker(g, k, ChangeAdded, l.now)
+	if d := s.cfg.Startup[k]; d > 0 {
 		l.q.push(event{at: l.now + d, kind: WorkerReady, worker: int32(g)})
-		l.sc.report.Change(l.now, p.Name, l.counts(k))
+		s.report.Change(l.now, p.Name, s.counts(k))
 		return nil
 	}
-	l.ready(g)
+	s.ready(g)
 	return nil
 }
 
 // ready makes worker g routable (a WorkerReady event, or a startup of 0);
 // a startup cancelled meanwhile stays removed.
-func (l *Loop) ready(g int) {
+func (s *scaleState) ready(g int) {
+	l := s.l
 	st := &l.ws[g]
 	if st.state != starting {
 		return
 	}
 	st.state = active
-	l.sc.activity++
 	p := &l.pools[st.pool]
 	p.Router.Added(st.index)
-	l.sc.report.Change(l.now, p.Name, l.counts(st.pool))
+	l.obs.Worker(g, st.pool, ChangeReady, l.now)
+	s.report.Change(l.now, p.Name, s.counts(st.pool))
 }
 
 // retireIfDone removes draining worker g once it holds nothing.
-func (l *Loop) retireIfDone(g int) {
+func (s *scaleState) retireIfDone(g int) {
+	l := s.l
 	st := &l.ws[g]
 	if st.state != draining || st.busy || len(st.deferred) > 0 || !l.workers[g].Empty() {
 		return
 	}
 	st.state, st.gone = removed, l.now
-	l.sc.report.Change(l.now, l.pools[st.pool].Name, l.counts(st.pool))
+	l.obs.Worker(g, st.pool, ChangeRemoved, l.now)
+	s.report.Change(l.now, l.pools[st.pool].Name, s.counts(st.pool))
 }
 
 // counts are pool k's active, starting and draining workers.
-func (l *Loop) counts(k int) (c report.WorkerCount) {
+func (s *scaleState) counts(k int) (c report.WorkerCount) {
+	l := s.l
 	for _, g := range l.pools[k].members {
 		switch l.ws[g].state {
 		case active:
@@ -252,51 +256,16 @@ func (l *Loop) counts(k int) (c report.WorkerCount) {
 	return c
 }
 
-// observePass records worker i's finished pass for the planner.
-func (l *Loop) observePass(i int, p *engine.Pass) {
-	l.sc.activity++
-	st := &l.ws[i]
-	st.fpm = p.FPM
-	f := &p.FPM
-	l.sc.passes[st.pool] = append(l.sc.passes[st.pool], planner.PassSample{Worker: i, EndMs: p.End.Ms(), Ms: (p.End - p.Start).Ms(),
-		PrefillRequests: f.PrefillRequests, PrefillTokens: f.PrefillTokens, PrefillKVTokens: f.PrefillKVTokens,
-		DecodeRequests: f.DecodeRequests, DecodeKVTokens: f.DecodeKVTokens})
-	tw := &l.sc.traffic
-	tw.accepted += p.Counters.AcceptedTokens
-	tw.decodeFwds += p.Counters.DecodeForwards
-}
-
-// done closes the window at now into the planner's Traffic.
-func (w *trafficWindow) done(now timing.Time) planner.Traffic {
-	t := planner.Traffic{IntervalS: (now - w.since).Ms() / 1000, Requests: w.requests,
-		MeanISL: math.NaN(), MeanOSL: math.NaN(), KVHitRate: math.NaN(), AcceptLength: math.NaN(), MeanTTFTMs: math.NaN(), MeanITLMs: math.NaN()}
-	if w.requests > 0 {
-		t.MeanISL, t.MeanOSL = w.isl/float64(w.requests), w.osl/float64(w.requests)
-	}
-	if w.prompt > 0 {
-		t.KVHitRate = float64(w.reused) / float64(w.prompt)
-	}
-	if w.decodeFwds > 0 {
-		t.AcceptLength = float64(w.accepted) / float64(w.decodeFwds)
-	}
-	if w.ttftN > 0 {
-		t.MeanTTFTMs = w.ttft / float64(w.ttftN)
-	}
-	if w.itlN > 0 {
-		t.MeanITLMs = w.itl / float64(w.itlN)
-	}
-	return t
-}
-
 // tickRecord is the report's record of one tick.
-func (l *Loop) tickRecord(s planner.Snapshot, d planner.Decision) report.PlannerTick {
-	r := report.PlannerTick{Tick: s.Tick, TMs: s.NowMs, Reason: d.Reason,
+func (s *scaleState) tickRecord(snap planner.Snapshot, d planner.Decision) report.PlannerTick {
+	l := s.l
+	r := report.PlannerTick{Tick: snap.Tick, TMs: snap.NowMs, Reason: d.Reason,
 		EstTTFTMs: nan(d.Diag.EstTTFTMs), EstITLMs: nan(d.Diag.EstITLMs),
 		ObservedRequests: nan(d.Diag.ObservedRequests), ObservedISL: nan(d.Diag.ObservedISL), ObservedOSL: nan(d.Diag.ObservedOSL),
 		PredRequests: nan(d.Diag.PredRequests), PredISL: nan(d.Diag.PredISL), PredOSL: nan(d.Diag.PredOSL),
-		ObservedTTFTMs: nan(s.Traffic.MeanTTFTMs), ObservedITLMs: nan(s.Traffic.MeanITLMs)}
+		ObservedTTFTMs: nan(snap.Traffic.MeanTTFTMs), ObservedITLMs: nan(snap.Traffic.MeanITLMs)}
 	for k := range l.pools {
-		c := l.counts(k)
+		c := s.counts(k)
 		pc := report.PlannerPool{Pool: l.pools[k].Name, Target: d.Targets[k], WorkerCount: c}
 		if k < len(d.Diag.Floor) {
 			pc.Floor = d.Diag.Floor[k]
@@ -328,9 +297,10 @@ func (l *Loop) startScaling(s *Scaling) error {
 	if s.Tick == nil || len(s.Startup) != len(l.pools) || len(s.New) != len(l.pools) {
 		return fmt.Errorf("replay: scaling needs a planner and a startup time and worker factory per pool")
 	}
-	l.sc = &scaleState{cfg: s, passes: make([][]planner.PassSample, len(l.pools))}
+	l.sc = &scaleState{l: l, cfg: s, passes: make([][]planner.PassSample, len(l.pools))}
+	l.obs.attach(l.sc, hearPasses) // its window needs no tokens (window.go)
 	for k := range l.pools {
-		l.sc.report.Change(0, l.pools[k].Name, l.counts(k))
+		l.sc.report.Change(0, l.pools[k].Name, l.sc.counts(k))
 	}
 	if first := timing.FromMs(s.FirstMs); first > 0 && (l.total > 0 || l.opt.Live) {
 		l.q.push(event{at: first, kind: PlannerTick})
@@ -338,38 +308,11 @@ func (l *Loop) startScaling(s *Scaling) error {
 	return nil
 }
 
-// finished adds a terminal request to the tick's traffic; after the last
-// one no tick or startup is left to run (they would only move the clock
-// past the work, and the GPU-hours with it).
-func (s *scaleState) finished(l *Loop, id uint64, why string) {
-	if why == "" {
-		t, ri := l.turn(id), l.req(id)
-		w := &s.traffic
-		w.requests++
-		w.isl += float64(t.Input)
-		w.osl += float64(t.Output)
-		if t.Output > 0 { // it had a first token
-			w.ttft += (ri.first - ri.arrival).Ms()
-			w.ttftN++
-			if t.Output > 1 {
-				w.itl += (l.now - ri.first).Ms() / float64(t.Output-1)
-				w.itlN++
-			}
-		}
-	}
-	if !l.opt.Live && l.col.Done() == l.total { // a live server's work never ends
-		l.q.drop(PlannerTick)
-		l.q.drop(WorkerReady)
-	}
-}
-
 // provisioned fills a planner run's per-worker lifecycle: when it was
 // added and removed, and how long it was provisioned (to the clock's end
 // if it stayed).
-func (l *Loop) provisioned(ws *report.WorkerStats, i int) {
-	if l.sc == nil {
-		return
-	}
+func (s *scaleState) provisioned(ws *report.WorkerStats, i int) {
+	l := s.l
 	st := &l.ws[i]
 	end := l.now
 	if st.state == removed {

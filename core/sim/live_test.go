@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/replay"
 	"github.com/dynosim/dynosim-web/core/report"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
@@ -11,6 +12,7 @@ import (
 
 // clock is an Observer that keeps each request's first and last token.
 type clock struct {
+	replay.NopObserver
 	first, last []timing.Time
 	tokens      []int
 	done        int
@@ -22,11 +24,9 @@ func (c *clock) grow(id uint64) {
 		c.first, c.last, c.tokens = append(c.first, 0), append(c.last, 0), append(c.tokens, 0)
 	}
 }
-func (c *clock) Pass(w int, _ *engine.Pass)       { c.workers = max(c.workers, w+1) }
-func (*clock) Routed(uint64, int, int)            {}
-func (*clock) Admitted(uint64, timing.Time, int)  {}
-func (c *clock) Done(uint64, timing.Time, string) { c.done++ }
-func (c *clock) Token(id uint64, at timing.Time, _ uint32) {
+func (c *clock) PassEnded(w int, _ *engine.Pass)      { c.workers = max(c.workers, w+1) }
+func (c *clock) Terminal(uint64, timing.Time, string) { c.done++ }
+func (c *clock) Token(id uint64, _, at timing.Time, _ uint32) {
 	c.grow(id)
 	if c.tokens[id-1] == 0 {
 		c.first[id-1] = at

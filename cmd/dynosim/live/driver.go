@@ -75,8 +75,9 @@ type command struct {
 	abort bool
 }
 
-// driver steps the live loop on the wall clock.
+// driver steps the live loop on the wall clock and observes its facts.
 type driver struct {
+	replay.NopObserver
 	live    *sim.Live
 	speedup float64
 	t0      time.Time
@@ -186,9 +187,9 @@ func (d *driver) command(c command) {
 
 func seconds(t timing.Time) float64 { return float64(t) / 1e9 }
 
-// Pass implements replay.Observer: the pass's KV events go out, and its
-// worker's gauges follow its load.
-func (d *driver) Pass(w int, p *engine.Pass) {
+// PassEnded implements replay.Observer: the pass's KV events go out, and
+// its worker's gauges follow its load.
+func (d *driver) PassEnded(w int, p *engine.Pass) {
 	if len(p.Events) > 0 {
 		d.hub.Publish(w, seconds(p.End), p.Events)
 	}
@@ -218,17 +219,19 @@ func (d *driver) gauges(w int) {
 	}
 }
 
-// Routed implements replay.Observer.
-func (d *driver) Routed(id uint64, w, r int) {
+// Routed implements replay.Observer: a disaggregated request streams from
+// its decode worker, routed last.
+func (d *driver) Routed(id uint64, _ replay.Role, w, r int, _ timing.Time, _ int) {
 	if s := d.streams[id]; s != nil {
 		s.worker, s.rank = w, r
 	}
 }
 
-// Admitted implements replay.Observer.
-func (d *driver) Admitted(id uint64, at timing.Time, reused int) {
+// Admitted implements replay.Observer: a request's first admission (a
+// decode side's is not the request's).
+func (d *driver) Admitted(id uint64, role replay.Role, at timing.Time, reused int, again bool) {
 	s := d.streams[id]
-	if s == nil || s.wasAdmitted {
+	if s == nil || s.wasAdmitted || role == replay.Decode || again {
 		return
 	}
 	s.wasAdmitted, s.admitted = true, at
@@ -240,7 +243,7 @@ func (d *driver) Admitted(id uint64, at timing.Time, reused int) {
 }
 
 // Token implements replay.Observer.
-func (d *driver) Token(id uint64, at timing.Time, tok uint32) {
+func (d *driver) Token(id uint64, _, at timing.Time, tok uint32) {
 	s := d.streams[id]
 	if s == nil {
 		return
@@ -259,8 +262,8 @@ func (d *driver) Token(id uint64, at timing.Time, tok uint32) {
 	s.signal()
 }
 
-// Done implements replay.Observer.
-func (d *driver) Done(id uint64, at timing.Time, reason string) {
+// Terminal implements replay.Observer.
+func (d *driver) Terminal(id uint64, at timing.Time, reason string) {
 	s := d.streams[id]
 	if s == nil {
 		return
