@@ -201,4 +201,3 @@ func (c *pageMem) addPage(r *seq, toks []uint32) {
 		r.hashes = append(r.hashes, h)
 	}
 }
-

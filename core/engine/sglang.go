@@ -344,25 +344,7 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 			}
 			break
 		}
-		c.waiting.popFront()
-		r.computed = max(end, prefix)
-		computed := r.computed - prefix
-		c.publish(r, prefix/c.page, r.computed/c.page)
-		p.Admissions = append(p.Admissions, Admission{ID: r.id, Reused: prefix, Again: r.status == preempted})
-		if r.fresh {
-			r.cachedPrefix, r.fresh = prefix, false
-		}
-		r.status = running
-		r.passPrefix = prefix
-		p.Counters.CacheHitTokens += prefix
-		p.Counters.CacheTotalTokens += prefix + computed
-		if computed > 0 {
-			p.FPM.PrefillRequests++
-			p.FPM.PrefillTokens += computed
-			p.FPM.PrefillKVTokens += prefix
-			c.prefill.add(float64(r.promptLen))
-		}
-		c.batch = append(c.batch, r)
+		c.startPrefill(r, end, prefix)
 		remTotal -= float64(fresh*c.page + out)
 		remInput -= charged
 		remChunk -= charged
@@ -371,6 +353,31 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 		}
 	}
 	return oom
+}
+
+// startPrefill takes the waiting head r into the prefill batch, to be
+// computed up to end tokens over its prefix cached tokens.
+func (c *SGLangCore) startPrefill(r *seq, end, prefix int) {
+	p := &c.pass
+	c.waiting.popFront()
+	r.computed = max(end, prefix)
+	computed := r.computed - prefix
+	c.publish(r, prefix/c.page, r.computed/c.page)
+	p.Admissions = append(p.Admissions, Admission{ID: r.id, Reused: prefix, Again: r.status == preempted})
+	if r.fresh {
+		r.cachedPrefix, r.fresh = prefix, false
+	}
+	r.status = running
+	r.passPrefix = prefix
+	p.Counters.CacheHitTokens += prefix
+	p.Counters.CacheTotalTokens += prefix + computed
+	if computed > 0 {
+		p.FPM.PrefillRequests++
+		p.FPM.PrefillTokens += computed
+		p.FPM.PrefillKVTokens += prefix
+		c.prefill.add(float64(r.promptLen))
+	}
+	c.batch = append(c.batch, r)
 }
 
 // stuck rejects the waiting head r when it cannot be admitted although
