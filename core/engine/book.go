@@ -243,6 +243,14 @@ func (b *book) begin(now timing.Time) *Pass {
 	return p
 }
 
+// watch publishes what the pass did for the watched request (Config.Watch)
+// as Pass.Watched, stamped with the rank.
+func (b *book) watch(w Watched) {
+	w.Rank = b.cfg.DPRank
+	b.watched = w
+	b.pass.Watched = &b.watched
+}
+
 // firstSignal is the Cached field of s's next signal: its cached prefix
 // on the first, -1 after.
 func (b *book) firstSignal(s *seq) int {

@@ -7,6 +7,13 @@
 // behind the Rank interface: the driver submits requests and calls Step with
 // the virtual time; Step runs one forward pass and reports what it produced
 // and when it ends.
+//
+// Each core is one request book (book.go: the lifecycle both share,
+// including disaggregation's handoff and abort) plus a scheduler that owns
+// only admission, preemption or retraction, ordering and pricing. The book
+// reaches KV memory through a narrow interface with two implementations:
+// blockMem (the block manager, with KVBM's lower tiers as a kv/tiers.Layer
+// around its pool) and pageMem (SGLang's token pool and radix cache).
 package engine
 
 import (

@@ -210,8 +210,7 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 	promptTokens := min(after, s.promptLen) - promptBefore
 	s.pass, s.passTokens, s.passPrompt, s.passPre = c.passID, desired, promptTokens, promptBefore
 	if s.id == c.cfg.Watch {
-		c.watched = Watched{In: true, PrefillTokens: promptTokens, DecodeTokens: desired - promptTokens, Rank: c.cfg.DPRank}
-		c.pass.Watched = &c.watched
+		c.watch(Watched{In: true, PrefillTokens: promptTokens, DecodeTokens: desired - promptTokens})
 	}
 	if promptTokens > 0 {
 		c.batchCount++
@@ -290,8 +289,7 @@ func (c *Core) preempt() *seq {
 		v.pass = 0
 	}
 	if v.id == c.cfg.Watch {
-		c.watched = Watched{Preempted: true, Rank: c.cfg.DPRank}
-		c.pass.Watched = &c.watched
+		c.watch(Watched{Preempted: true})
 	}
 	c.kv.Release(&v.lease)
 	v.status = preempted

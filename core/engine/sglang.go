@@ -200,7 +200,7 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	c.queued(f, nil)
 	f.WallTimeSecs = (p.End - now).Ms() / 1000
 	if c.cfg.Watch != 0 {
-		c.watch(p)
+		c.watchPass(p)
 	}
 	c.counters.add(p.Counters)
 	p.Metrics = c.Metrics()
@@ -548,11 +548,11 @@ func (c *SGLangCore) retract(r *seq) {
 	c.retracted = append(c.retracted, r)
 }
 
-// watch fills p.Watched for the watched request: its prefill chunk, its
+// watchPass fills p.Watched for the watched request: its prefill chunk, its
 // decode tokens (the signals it got) and a retraction. Only runs that
 // watch a request pay for the scan.
-func (c *SGLangCore) watch(p *Pass) {
-	w := Watched{Rank: c.cfg.DPRank}
+func (c *SGLangCore) watchPass(p *Pass) {
+	var w Watched
 	for _, s := range p.Signals {
 		if s.ID == c.cfg.Watch && s.HasToken {
 			w.In = true
@@ -582,6 +582,5 @@ func (c *SGLangCore) watch(p *Pass) {
 			}
 		}
 	}
-	c.watched = w
-	p.Watched = &c.watched
+	c.watch(w)
 }
