@@ -51,9 +51,13 @@ func (m *blockMem) grow(s *seq, tok uint32) {
 }
 
 func (m *blockMem) settle(s *seq, before int, done bool) {
-	if done || !m.bursts {
-		return
+	if !done && m.bursts {
+		m.settleBurst(s, before)
 	}
+}
+
+// settleBurst closes a speculative burst.
+func (m *blockMem) settleBurst(s *seq, before int) {
 	// All but the last accepted token now have KV; the last one dangles
 	// as in plain decoding. Unused reserved blocks go back.
 	s.computed = s.length - 1
