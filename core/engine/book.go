@@ -264,55 +264,66 @@ func (b *book) firstSignal(s *seq) int {
 	return s.cachedPrefix
 }
 
-// emit runs one decode forward of s that emits up to n tokens (a burst
-// under speculation), appending their signals to out, and reports whether
-// s finished.
-func (b *book) emit(s *seq, n int, out *[]Signal) (done bool) {
-	before := s.length
-	for range n {
-		var tok uint32 // the planned token, or one from the output stream
-		if s.planned != nil {
-			tok = s.planned[s.generated]
-		} else {
-			tok = uint32(b.rng.Uint64())
+// decode runs one decode forward of every request in batch (spec §2.6),
+// appending the signals to out: one token each, or under speculation a
+// burst of up to limit(s) tokens (§2.7). It reports whether any request
+// finished (the caller drops the done ones from its running set).
+// One loop over the batch, not a call per request: passes are many and
+// short, so per-request overhead shows in a replay's time.
+func (b *book) decode(batch []*seq, limit func(*seq) int, out *[]Signal) (anyDone bool) {
+	sigs := *out
+	for _, s := range batch {
+		n := 1
+		if b.spec != nil {
+			n = b.spec.burst(limit(s))
 		}
-		s.length++
-		s.generated++
-		// The per-token call, devirtualized for the two memories so that it
-		// inlines (as settle below): interface calls on this path cost a
-		// few percent of a replay.
+		before, done := s.length, false
+		for range n {
+			var tok uint32 // the planned token, or one from the output stream
+			if s.planned != nil {
+				tok = s.planned[s.generated]
+			} else {
+				tok = uint32(b.rng.Uint64())
+			}
+			s.length++
+			s.generated++
+			// The per-token call, devirtualized for the two memories so
+			// that it inlines (as settle below).
+			switch m := b.mem.(type) {
+			case *blockMem:
+				m.grow(s, tok)
+			case *pageMem:
+				m.grow(s, tok)
+			default:
+				m.grow(s, tok)
+			}
+			done = s.complete(b.cfg.MaxModelLen)
+			sig := Signal{ID: s.id, Token: tok, HasToken: true, Completed: done, Cached: b.firstSignal(s)}
+			if h := b.cfg.Prefill; h != nil && done {
+				sig.HandoffMs = h.DelayMs(s.promptLen)
+			}
+			sigs = append(sigs, sig)
+			if done {
+				break
+			}
+		}
+		b.pass.Counters.AcceptedTokens += s.length - before
+		b.pass.Counters.DecodeForwards++
 		switch m := b.mem.(type) {
 		case *blockMem:
-			m.grow(s, tok)
+			m.settle(s, before, done)
 		case *pageMem:
-			m.grow(s, tok)
+			m.settle(s, before, done)
 		default:
-			m.grow(s, tok)
+			m.settle(s, before, done)
 		}
-		done = s.complete(b.cfg.MaxModelLen)
-		sig := Signal{ID: s.id, Token: tok, HasToken: true, Completed: done, Cached: b.firstSignal(s)}
-		if h := b.cfg.Prefill; h != nil && done {
-			sig.HandoffMs = h.DelayMs(s.promptLen)
-		}
-		*out = append(*out, sig)
 		if done {
-			break
+			b.finish(s)
+			anyDone = true
 		}
 	}
-	b.pass.Counters.AcceptedTokens += s.length - before
-	b.pass.Counters.DecodeForwards++
-	switch m := b.mem.(type) {
-	case *blockMem:
-		m.settle(s, before, done)
-	case *pageMem:
-		m.settle(s, before, done)
-	default:
-		m.settle(s, before, done)
-	}
-	if done {
-		b.finish(s)
-	}
-	return done
+	*out = sigs
+	return anyDone
 }
 
 // finish ends s: its computed KV is cached and the rest freed, unless a

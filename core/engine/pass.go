@@ -451,17 +451,7 @@ func (c *Core) emit() (batch, kvTokens int) {
 	}
 	p.FPM.DecodeRequests = n
 	p.FPM.DecodeKVTokens = total
-	anyDone := false
-	for _, s := range c.ready {
-		b := 1
-		if c.spec != nil {
-			b = c.spec.burst(c.burstLimit(s))
-		}
-		if c.book.emit(s, b, &c.tokens) {
-			anyDone = true
-		}
-	}
-	if anyDone {
+	if c.decode(c.ready, c.burstLimit, &c.tokens) {
 		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
 	}
 	return n, total

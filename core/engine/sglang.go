@@ -441,16 +441,7 @@ func (c *SGLangCore) decode() timing.Time {
 	p.FPM.DecodeRequests = n
 	p.FPM.DecodeKVTokens = total
 	d := c.cfg.Scale.Decode(c.cfg.Model, n, total, total/n, c.total*c.page)
-	anyDone := false
-	for _, r := range c.running {
-		b := 1
-		if c.spec != nil {
-			b = c.spec.burst(min(r.remaining(0), c.room(r)))
-		}
-		if c.emit(r, b, &p.Signals) {
-			anyDone = true
-		}
-	}
+	anyDone := c.book.decode(c.running, c.burstLimit, &p.Signals)
 	c.pool.Free(c.reserve...)
 	c.reserve = c.reserve[:0]
 	if anyDone {
@@ -524,6 +515,11 @@ func (c *SGLangCore) makeRoom() bool {
 	c.reserve, ok = c.pool.Alloc(growth, c.reserve[:0])
 	return ok
 }
+
+// burstLimit is the most tokens r may emit in one forward: what it may
+// still generate, within the pool (decoding b tokens needs pages for
+// length + b).
+func (c *SGLangCore) burstLimit(r *seq) int { return min(r.remaining(0), c.room(r)) }
 
 // growth is the number of pages r needs to decode up to burst tokens.
 func (c *SGLangCore) growth(r *seq, burst int) int {
