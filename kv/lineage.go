@@ -106,6 +106,19 @@ func (p *LineagePool) isInactive(c int32) bool {
 	return s.state == slotCached && s.refs == 0 && s.pins == 0
 }
 
+// Offloader is a block pool that can hand its evicted blocks to lower
+// tiers: the lineage pool implements it, and kv/tiers' Layer attaches to
+// any pool that does, so the tiers need no knowledge of the pool's type.
+type Offloader interface {
+	// SetOffload hands every evicted block to offload, which reports
+	// whether the slot must stay quarantined until its copy ends.
+	SetOffload(offload func(hash uint64, slot int32) bool)
+	// Unquarantine frees a slot whose offload copy has ended.
+	Unquarantine(slot int32)
+}
+
+var _ Offloader = (*LineagePool)(nil)
+
 // SetOffload hands every evicted block to offload, which reports whether
 // the slot must stay quarantined until its copy ends (Unquarantine).
 func (p *LineagePool) SetOffload(offload func(hash uint64, slot int32) bool) { p.offload = offload }

@@ -7,11 +7,17 @@
 // behind the Rank interface: the driver submits requests and calls Step with
 // the virtual time; Step runs one forward pass and reports what it produced
 // and when it ends.
+//
+// Each core is one request book (book.go: the lifecycle both share,
+// including disaggregation's handoff and abort) plus a scheduler that owns
+// only admission, preemption or retraction, ordering and pricing. The book
+// reaches KV memory through a narrow interface with two implementations:
+// blockMem (the block manager, with KVBM's lower tiers as a kv/tiers.Layer
+// around its pool) and pageMem (SGLang's token pool and radix cache).
 package engine
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/dynosim/dynosim-web/kv"
 	"github.com/dynosim/dynosim-web/kv/tiers"
@@ -342,83 +348,18 @@ func (c *Config) ValidateSettings() error {
 	return nil
 }
 
-type status uint8
-
-const (
-	waiting status = iota
-	running
-	preempted
-)
-
-// seq is the engine's state of one request.
-type seq struct {
-	id                  uint64
-	promptLen           int
-	maxOutput           int
-	length              int // prompt + generated (known tokens)
-	generated           int
-	computed            int // tokens whose KV is computed (incl. cached prefix)
-	status              status
-	fresh               bool // never ran: the one-time size check applies
-	cachedPrefix        int  // reused at the first admission
-	admitCached         int  // reused at the latest admission
-	signaled            bool
-	preemptions         int
-	planned             []uint32
-	hashes, locals      []uint64 // sequence and local hash of every full known block
-	hasher              kv.Hasher
-	lease               kv.Lease
-	pass                uint64 // last pass that scheduled it
-	onboardFrom         int    // parked: the lease's blocks [onboardFrom, onboardTo) are arriving
-	onboardTo           int
-	passTokens          int // tokens scheduled in that pass
-	passPrompt, passPre int // prompt tokens and prefix of that pass
-	done                bool
-}
-
-func (s *seq) complete(maxModelLen int) bool {
-	return s.generated >= s.maxOutput || (maxModelLen > 0 && s.length >= maxModelLen)
-}
-
-// remaining is how many more tokens s may generate.
-func (s *seq) remaining(maxModelLen int) int {
-	r := s.maxOutput - s.generated
-	if maxModelLen > 0 {
-		r = min(r, maxModelLen-s.length)
-	}
-	return max(r, 0)
-}
-
-func (s *seq) knownBlocks(bs int) int { return (s.length + bs - 1) / bs }
-
 // Core is the vLLM-shaped scheduler of one data-parallel rank.
 type Core struct {
-	cfg         Config
-	mixed       timing.Mixed // cfg.Model, when it prices mixed passes as one forward
-	kv          *kv.Manager
-	events      *kv.EventLog
-	rng         *rand.PCG
-	waiting     deque[*seq]
-	running     []*seq
-	live        int    // requests held
-	free, dead  []*seq // recycled request states; dead ones free up after the pass
-	preemptions int
-	passID      uint64
-	spec        *sampler // nil without speculation
-	counters    Counters // cumulative
+	book
+	blockMem
+	mixed timing.Mixed // cfg.Model, when it prices mixed passes as one forward
 
-	// disaggregation (handoff.go): reservations waiting for room, granted
-	// ones waiting for their KV, and finished prefills holding theirs
-	pending         deque[*seq]
-	reserved, holds []*seq
-
-	// lower tiers (tiers.go): nil without
-	tier             *tiers.Worker
-	lineage          *kv.LineagePool
+	// lower tiers (tiers.go; the layer is blockMem.tier)
 	parked, unparked []*seq   // waiting for onboarded blocks, in park order
 	burstClaim       kv.Lease // the room bursts wait for (reserveBursts)
 
 	// per-pass state
+	passID      uint64
 	budget      int
 	preempted   bool
 	worked      bool // this pass computed tokens
@@ -426,8 +367,6 @@ type Core struct {
 	batchCount  int
 	batchISL    int
 	batchPrefix int
-	pass        Pass
-	watched     Watched // Pass.Watched points here
 	tokens      []Signal
 	rejected    []Signal
 	ready       []*seq
@@ -443,25 +382,32 @@ func New(cfg Config) (*Core, error) {
 	if cfg.Policy == SGLang {
 		return nil, fmt.Errorf("engine: the SGLang policy has its own core; use NewRank or NewSGLang")
 	}
-	c := &Core{
-		cfg: cfg,
-		rng: rand.NewPCG(cfg.Seed, 0x6f7574707574), // "output"
-	}
+	c := &Core{}
 	c.mixed, _ = cfg.Model.(timing.Mixed)
-	var err error
-	if c.spec, err = newSampler(cfg.Spec, cfg.Seed); err != nil {
-		return nil, err
-	}
+	var events *kv.EventLog
 	if cfg.Events && cfg.PrefixCaching {
-		c.events = &kv.EventLog{DPRank: cfg.DPRank}
+		events = &kv.EventLog{DPRank: cfg.DPRank}
 	}
 	var pool kv.BlockPool = kv.NewPool(cfg.NumBlocks)
+	var lineage *kv.LineagePool
 	if cfg.G1 == KVBMG1 {
-		pool = kv.NewLineagePool(cfg.NumBlocks)
+		lineage = kv.NewLineagePool(cfg.NumBlocks)
+		pool = lineage
 	}
-	c.kv = kv.NewManagerWith(pool, cfg.BlockSize, cfg.PrefixCaching, c.events)
+	c.blockMem = blockMem{
+		kv:      kv.NewManagerWith(pool, cfg.BlockSize, cfg.PrefixCaching, events),
+		bs:      cfg.BlockSize,
+		caching: cfg.PrefixCaching,
+		bursts:  cfg.Spec.NextN != 0,
+	}
+	var err error
+	if c.book, err = newBook(cfg, &c.blockMem); err != nil {
+		return nil, err
+	}
+	c.events = events
 	if cfg.Tiers != nil {
-		c.joinTiers()
+		// Validate admits tiers only over the kvbm pool, which offloads.
+		c.tier = cfg.Tiers.Attach(lineage, events)
 	}
 	return c, nil
 }
@@ -502,94 +448,10 @@ func NewRank(cfg Config) (Rank, error) {
 	return New(cfg)
 }
 
-// Config returns the core's config.
-func (c *Core) Config() Config { return c.cfg }
-
-// Empty reports whether the core holds no requests, no source holds and
-// no reservations.
-func (c *Core) Empty() bool { return c.live == 0 && len(c.holds) == 0 }
-
-// Len is the number of requests the core holds.
-func (c *Core) Len() int { return c.live }
-
-// Submit enqueues a request at the tail of the waiting queue. Request ids
-// must be unique among the requests the core holds.
-func (c *Core) Submit(r Request) error {
-	s, err := c.initSeq(r)
-	if err != nil {
-		return err
-	}
-	c.live++
-	c.waiting.pushBack(s)
-	return nil
-}
-
-// initSeq returns the state of a new request.
-func (c *Core) initSeq(r Request) (*seq, error) {
-	if r.MaxOutput < 0 {
-		return nil, fmt.Errorf("request %d: max output must be ≥ 0, got %d", r.ID, r.MaxOutput)
-	}
-	s := c.newSeq()
-	s.id, s.promptLen, s.maxOutput, s.length = r.ID, len(r.Prompt), r.MaxOutput, len(r.Prompt)
-	s.fresh, s.planned = true, r.Planned
-	if r.Planned != nil {
-		s.maxOutput = len(r.Planned)
-	}
-	if c.cfg.Policy == TRTLLM {
-		// GUARANTEED_NO_EVICT clamps the output at enqueue so the admission
-		// reservation can be met; oversized prompts are rejected later.
-		if capTok := c.cfg.NumBlocks * c.cfg.BlockSize; s.promptLen < capTok {
-			s.maxOutput = min(s.maxOutput, capTok-s.promptLen)
-		}
-	}
-	if c.cfg.PrefixCaching {
-		// Room for every block the request can fill: no regrowth later.
-		if n := (s.promptLen+s.maxOutput)/c.cfg.BlockSize + 1; cap(s.hashes) < n {
-			s.hashes, s.locals = make([]uint64, 0, n), make([]uint64, 0, n)
-		}
-		s.hasher.Add(r.Prompt, s.addHash)
-	}
-	return s, nil
-}
-
-func (s *seq) addHash(local, sh uint64) {
-	s.hashes = append(s.hashes, sh)
-	s.locals = append(s.locals, local)
-}
-
 // Metrics returns the core's current load.
 func (c *Core) Metrics() Metrics {
-	return Metrics{
-		Running:      len(c.running) + len(c.reserved),
-		Waiting:      c.waiting.len() + c.pending.len() + len(c.parked),
-		ActiveBlocks: c.kv.Pool.Active(),
-		TotalBlocks:  c.cfg.NumBlocks,
-		Preemptions:  c.preemptions,
-		Holds:        len(c.holds),
-		Reserved:     c.pending.len() + len(c.reserved),
-		Counters:     c.counters,
-	}
+	return c.metrics(c.kv.Pool.Active(), len(c.parked))
 }
 
 // Pool exposes the KV pool (read-only use: tests and reports).
 func (c *Core) Pool() kv.BlockPool { return c.kv.Pool }
-
-// newSeq returns a cleared request state, reusing the buffers of a finished
-// one when it can: a replay then allocates per concurrent request, not per
-// request, which matters most under wasm's single-threaded GC.
-func (c *Core) newSeq() *seq {
-	n := len(c.free)
-	if n == 0 {
-		return &seq{hasher: kv.Hasher{BlockSize: c.cfg.BlockSize}}
-	}
-	old := c.free[n-1]
-	c.free[n-1] = nil
-	c.free = c.free[:n-1]
-	hashes, locals, lease, hasher := old.hashes[:0], old.locals[:0], old.lease, old.hasher
-	hasher.Reset()
-	*old = seq{hashes: hashes, locals: locals, lease: lease, hasher: hasher}
-	return old
-}
-
-// retire hands a finished request's state to newSeq once the pass is over.
-func (c *Core) retire(s *seq) { c.dead = append(c.dead, s) }

@@ -8,7 +8,8 @@ import "slices"
 // prompt's KV from it: Reserve queues the request for room, a pass start
 // grants the reservation (Pass.Reserved), and Activate, once the transfer
 // is over, makes the request decode with its prompt computed. Cancel drops
-// a hold or a reservation when the handoff fails.
+// a hold or a reservation when the handoff fails. Written once, in the
+// request book, for both cores.
 
 // Reservation is a granted destination reservation.
 type Reservation struct {
@@ -29,41 +30,40 @@ func missing(n, resident, bs int) int {
 // Reserve queues request r on a decode worker: a pass start reserves KV for
 // its whole prompt, reusing the destination's cached prefix. It rejects a
 // prompt that no reservation could ever hold.
-func (c *Core) Reserve(r Request) (Reason, error) {
-	s, err := c.initSeq(r)
+func (b *book) Reserve(r Request) (Reason, error) {
+	s, err := b.initSeq(r)
 	if err != nil {
 		return NotRejected, err
 	}
-	if c.cfg.MaxModelLen > 0 && s.promptLen >= c.cfg.MaxModelLen {
-		c.retire(s)
+	if b.cfg.MaxModelLen > 0 && s.promptLen >= b.cfg.MaxModelLen {
+		b.retire(s)
 		return MaxModelLen, nil
 	}
-	if s.knownBlocks(c.cfg.BlockSize) > c.cfg.NumBlocks {
-		c.retire(s)
+	if s.knownBlocks(b.cfg.BlockSize) > b.cfg.NumBlocks {
+		b.retire(s)
 		return KVCapacity, nil
 	}
 	s.fresh = false
-	c.live++
-	c.pending.pushBack(s)
+	b.live++
+	b.pending.pushBack(s)
 	return NotRejected, nil
 }
 
 // grantReservations reserves room for pending transfers in arrival order,
 // ahead of any other work of the pass, and stops at the first that does
 // not fit (as the waiting queue does).
-func (c *Core) grantReservations() {
-	bs := c.cfg.BlockSize
-	for c.pending.len() > 0 && (c.cfg.MaxSeqs == 0 || len(c.running)+len(c.reserved) < c.cfg.MaxSeqs) {
-		s := c.pending.front()
-		overlap, active := c.kv.Match(s.hashes)
-		if s.knownBlocks(bs)-active > c.cfg.NumBlocks-c.kv.Pool.Active() ||
-			!c.kv.Allocate(&s.lease, s.promptLen, overlap, s.hashes) {
+func (b *book) grantReservations() {
+	bs := b.cfg.BlockSize
+	for b.pending.len() > 0 && (b.cfg.MaxSeqs == 0 || len(b.running)+len(b.reserved) < b.cfg.MaxSeqs) {
+		s := b.pending.front()
+		prefix, ok := b.mem.reservePrompt(s)
+		if !ok {
 			return
 		}
-		c.pending.popFront()
-		s.cachedPrefix, s.admitCached = overlap*bs, overlap*bs
-		c.reserved = append(c.reserved, s)
-		c.pass.Reserved = append(c.pass.Reserved, Reservation{ID: s.id, Resident: overlap * bs, Missing: missing(s.promptLen, overlap, bs)})
+		b.pending.popFront()
+		s.cachedPrefix, s.admitCached = prefix, prefix
+		b.reserved = append(b.reserved, s)
+		b.pass.Reserved = append(b.pass.Reserved, Reservation{ID: s.id, Resident: prefix, Missing: missing(s.promptLen, prefix/bs, bs)})
 	}
 }
 
@@ -83,48 +83,92 @@ func seqID(id uint64) func(*seq) bool { return func(s *seq) bool { return s.id =
 
 // Activate makes a reserved request's prompt computed (its KV arrived): it
 // joins the running requests and emits its first token in the next pass.
-func (c *Core) Activate(id uint64) bool {
-	s, ok := take(&c.reserved, seqID(id))
+func (b *book) Activate(id uint64) bool {
+	s, ok := take(&b.reserved, seqID(id))
 	if !ok {
 		return false
 	}
-	c.kv.Finalize(&s.lease, 0, s.promptLen, s.hashes, s.locals)
+	b.mem.fillPrompt(s)
 	s.computed, s.status = s.promptLen, running
-	c.running = append(c.running, s)
+	b.running = append(b.running, s)
 	return true
 }
 
 // Release ends a finished prefill's hold on its KV (after the transfer, or
 // when the handoff is canceled); false if id holds nothing.
-func (c *Core) Release(id uint64) bool {
-	s, ok := take(&c.holds, seqID(id))
+func (b *book) Release(id uint64) bool {
+	s, ok := take(&b.holds, seqID(id))
 	if !ok {
 		return false
 	}
-	c.kv.Release(&s.lease)
-	c.retire(s)
+	b.mem.drop(s)
+	b.retire(s)
 	return true
 }
 
 // Cancel drops request id's reservation, granted or pending; false if it
 // has none.
-func (c *Core) Cancel(id uint64) bool {
-	if s, ok := take(&c.reserved, seqID(id)); ok {
-		c.drop(s)
+func (b *book) Cancel(id uint64) bool {
+	if s, ok := take(&b.reserved, seqID(id)); ok {
+		b.cancel(s)
 		return true
 	}
-	for i, s := range c.pending.items() {
+	for i, s := range b.pending.items() {
 		if s.id == id {
-			c.pending.remove(i)
-			c.drop(s)
+			b.pending.remove(i)
+			b.cancel(s)
 			return true
 		}
 	}
 	return false
 }
 
-func (c *Core) drop(s *seq) {
-	c.kv.Release(&s.lease)
-	c.live--
-	c.retire(s)
+func (b *book) cancel(s *seq) {
+	b.mem.drop(s)
+	b.live--
+	b.retire(s)
+}
+
+// Abort ends a waiting or running request between passes, as vLLM and
+// SGLang do when a client goes away: it emits nothing, and its KV is freed
+// (computed blocks stay cached, as on completion: SGLang caches an
+// unfinished request's pages in its radix tree). It reports false when
+// the core does not hold the request in its waiting queue or running
+// batch: unknown, parked for a lower-tier onboarding, or a disaggregated
+// hold or reservation. A driver tries again after the request's next pass.
+func (b *book) Abort(id uint64) bool {
+	for i, s := range b.waiting.items() {
+		if s.id == id {
+			b.waiting.remove(i)
+			b.abort(s)
+			return true
+		}
+	}
+	for i, s := range b.running {
+		if s.id == id {
+			b.running = slices.Delete(b.running, i, i+1)
+			b.mem.keep(s)
+			b.abort(s)
+			return true
+		}
+	}
+	return false
+}
+
+// abort frees s. Between passes nothing refers to it, so its state is
+// recycled now (a rank left without work steps no pass to recycle it).
+func (b *book) abort(s *seq) {
+	b.mem.drop(s)
+	b.live--
+	b.free = append(b.free, s)
+}
+
+// Abort aborts request id on whichever rank holds it (see book.Abort).
+func (w *Worker) Abort(id uint64) bool {
+	for _, c := range w.Ranks {
+		if c.Abort(id) {
+			return true
+		}
+	}
+	return false
 }

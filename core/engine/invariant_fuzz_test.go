@@ -730,16 +730,16 @@ func (h *fzHarness) checkCore(rank int, c *Core) {
 // radix tree after a pass.
 func (h *fzHarness) checkSGLang(rank int, c *SGLangCore) {
 	page, tree := c.page, c.tree
-	seen := map[*sgReq]bool{}
+	seen := map[*seq]bool{}
 	ids := map[uint64]bool{}
 	private := map[int32]uint64{}
 	maxLocked := 0
-	visit := func(r *sgReq, where string) {
+	visit := func(r *seq, where string) {
 		seen[r] = true // a state twice is an id twice: checkQueued
 		h.checkQueued(rank, ids, where, queued{r.id, r.done, r.length, r.promptLen, r.generated, r.maxOutput})
 		switch {
-		case r.materialized < 0 || r.materialized > r.length || r.materialized > len(r.pages)*page:
-			h.failf("rank %d: request %d materialized %d of %d with %d pages", rank, r.id, r.materialized, r.length, len(r.pages))
+		case r.computed < 0 || r.computed > r.length || r.computed > len(r.pages)*page:
+			h.failf("rank %d: request %d materialized %d of %d with %d pages", rank, r.id, r.computed, r.length, len(r.pages))
 		case len(r.keys) != r.length/page || len(r.partial) != r.length%page:
 			h.failf("rank %d: request %d has %d page keys + %d partial tokens for %d tokens", rank, r.id, len(r.keys), len(r.partial), r.length)
 		case r.cached < 0 || r.cached > len(r.pages) || r.cached > len(r.keys):
@@ -766,8 +766,8 @@ func (h *fzHarness) checkSGLang(rank int, c *SGLangCore) {
 	}
 	for _, r := range c.running {
 		visit(r, "running")
-		if r.materialized != r.length {
-			h.failf("rank %d: running request %d materialized %d of %d", rank, r.id, r.materialized, r.length)
+		if r.computed != r.length {
+			h.failf("rank %d: running request %d materialized %d of %d", rank, r.id, r.computed, r.length)
 		}
 	}
 	h.checkNoneLost(rank, ids)
@@ -798,8 +798,8 @@ func (h *fzHarness) checkSGLang(rank int, c *SGLangCore) {
 	}
 }
 
-func (h *fzHarness) checkPublished(rank int, r *sgReq) {
-	n := min(len(r.hashes), r.materialized/h.s.cfg.BlockSize)
+func (h *fzHarness) checkPublished(rank int, r *seq) {
+	n := min(len(r.hashes), r.computed/h.s.cfg.BlockSize)
 	if len(r.hashes) != len(r.keys) {
 		h.failf("rank %d: request %d has %d block hashes for %d pages", rank, r.id, len(r.hashes), len(r.keys))
 	}

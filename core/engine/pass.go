@@ -25,18 +25,8 @@ type cost struct {
 // Step runs one forward pass starting at now (spec §2.2). A pass that
 // schedules and emits nothing ends at now.
 func (c *Core) Step(now timing.Time) *Pass {
-	c.passID++
-	p := &c.pass
-	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0], Reserved: p.Reserved[:0]}
-	c.tokens, c.rejected, c.ready = c.tokens[:0], c.rejected[:0], c.ready[:0]
-	c.batchCount, c.batchISL, c.batchPrefix = 0, 0, 0
-	c.fpmPrefill, c.fpmDecode = welford{}, welford{}
-	c.preempted, c.worked = false, false
-	c.budget = c.cfg.MaxBatchedTokens
-	if c.budget == 0 {
-		c.budget = math.MaxInt
-	}
-
+	p := c.begin(now)
+	c.resetPass()
 	if c.tier != nil {
 		c.tickTiers(now)
 	}
@@ -44,60 +34,8 @@ func (c *Core) Step(now timing.Time) *Pass {
 	if c.pending.len() > 0 {
 		c.grantReservations()
 	}
-
-	// Running requests first, in admission order.
-	for c.cursor = 0; c.cursor < len(c.running) && c.budget > 0; {
-		s := c.running[c.cursor]
-		var cs cost
-		if s.computed == 0 {
-			cs = c.prefixCost(s)
-		}
-		switch c.schedule(s, false, cs) {
-		case scheduled:
-			c.cursor++
-		case blocked:
-			c.cursor = len(c.running)
-		case waitsForOffload:
-			c.cursor++ // the others may not need new blocks
-		}
-	}
-
-	// Then the waiting queue, strictly FIFO, unless someone was preempted.
-	for !c.preempted && c.waiting.len() > 0 && (c.cfg.MaxSeqs == 0 || len(c.running) < c.cfg.MaxSeqs) {
-		s := c.waiting.front()
-		admit, cs := c.admission(s)
-		if admit == wait {
-			break
-		}
-		if admit == reject {
-			c.waiting.popFront()
-			c.kv.Release(&s.lease)
-			c.live--
-			c.retire(s)
-			why := KVCapacity
-			if c.cfg.MaxModelLen > 0 && s.promptLen >= c.cfg.MaxModelLen {
-				why = MaxModelLen
-			}
-			c.rejected = append(c.rejected, Signal{ID: s.id, Completed: true, Rejected: true, Reason: why, Cached: -1})
-			p.Busy = true
-			continue
-		}
-		if c.tier != nil && len(s.lease.Slots) == 0 && !c.cfg.Decode {
-			if o := c.onboard(s, cs.overlap); o == parkedForBlocks {
-				continue
-			} else if o == blockedOnOffload {
-				break
-			}
-		}
-		if c.schedule(s, true, cs) != scheduled {
-			break
-		}
-		p.Admissions = append(p.Admissions, Admission{ID: s.id, Reused: s.admitCached, Again: s.preemptions > 0})
-		if s.passTokens == 0 && c.budget == 0 {
-			break
-		}
-	}
-
+	c.scheduleRunning()
+	c.admitWaiting()
 	if w := p.Watched; w != nil && w.In {
 		for _, s := range c.running {
 			if s.pass == c.passID {
@@ -110,22 +48,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 	n, kv := c.emit()
 	p.Signals = append(p.Signals, c.tokens...)
 	p.Signals = append(p.Signals, c.rejected...)
-	// A decode worker's prompts arrive computed: recompute is free.
-	prefills := !c.cfg.Decode && c.batchCount > 0
-	var pass timing.Time
-	if c.mixed != nil && prefills && c.isl() > c.prefix() && n > 0 {
-		// One forward over the prefill chunks and the decode tokens (vLLM
-		// V1 and TRT-LLM batch them together): the weights stream once.
-		pass = c.cfg.Scale.Mixed(c.mixed, c.batchCount, c.isl(), c.prefix(), n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
-	} else {
-		if prefills {
-			pass = c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
-		}
-		if n > 0 {
-			pass += c.cfg.Scale.Decode(c.cfg.Model, n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
-		}
-	}
-	p.End = now + min(pass, timing.Horizon) // saturated: the replay stops at the horizon
+	p.End = now + min(c.price(n, kv), timing.Horizon) // saturated: the replay stops at the horizon
 	if c.tier != nil {
 		c.tier.Flush() // a partial offload batch goes now
 		c.stall(p)
@@ -143,10 +66,105 @@ func (c *Core) Step(now timing.Time) *Pass {
 	if len(p.Signals) > 0 || c.batchCount > 0 || len(c.ready) > 0 || c.preempted || c.worked || len(p.Reserved) > 0 {
 		p.Busy = true
 	}
-	c.free = append(c.free, c.dead...)
-	clear(c.dead)
-	c.dead = c.dead[:0]
+	c.recycle()
 	return p
+}
+
+// resetPass clears the core's per-pass state.
+func (c *Core) resetPass() {
+	c.passID++
+	c.tokens, c.rejected, c.ready = c.tokens[:0], c.rejected[:0], c.ready[:0]
+	c.batchCount, c.batchISL, c.batchPrefix = 0, 0, 0
+	c.fpmPrefill, c.fpmDecode = welford{}, welford{}
+	c.preempted, c.worked = false, false
+	c.budget = c.cfg.MaxBatchedTokens
+	if c.budget == 0 {
+		c.budget = math.MaxInt
+	}
+}
+
+// scheduleRunning schedules the running requests first, in admission order.
+func (c *Core) scheduleRunning() {
+	for c.cursor = 0; c.cursor < len(c.running) && c.budget > 0; {
+		s := c.running[c.cursor]
+		var cs cost
+		if s.computed == 0 {
+			cs = c.prefixCost(s)
+		}
+		switch c.schedule(s, false, cs) {
+		case scheduled:
+			c.cursor++
+		case blocked:
+			c.cursor = len(c.running)
+		case waitsForOffload:
+			c.cursor++ // the others may not need new blocks
+		}
+	}
+}
+
+// admitWaiting admits from the waiting queue, strictly FIFO, unless
+// someone was preempted.
+func (c *Core) admitWaiting() {
+	p := &c.pass
+	for !c.preempted && c.waiting.len() > 0 && (c.cfg.MaxSeqs == 0 || len(c.running) < c.cfg.MaxSeqs) {
+		s := c.waiting.front()
+		admit, cs := c.admission(s)
+		if admit == wait {
+			break
+		}
+		if admit == reject {
+			c.reject(s)
+			continue
+		}
+		if c.tier != nil && len(s.lease.Slots) == 0 && !c.cfg.Decode {
+			if o := c.onboard(s, cs.overlap); o == parkedForBlocks {
+				continue
+			} else if o == blockedOnOffload {
+				break
+			}
+		}
+		if c.schedule(s, true, cs) != scheduled {
+			break
+		}
+		p.Admissions = append(p.Admissions, Admission{ID: s.id, Reused: s.admitCached, Again: s.preemptions > 0})
+		if s.passTokens == 0 && c.budget == 0 {
+			break
+		}
+	}
+}
+
+// reject ends the waiting head s, which can never run.
+func (c *Core) reject(s *seq) {
+	c.waiting.popFront()
+	c.kv.Release(&s.lease)
+	c.live--
+	c.retire(s)
+	why := KVCapacity
+	if c.cfg.MaxModelLen > 0 && s.promptLen >= c.cfg.MaxModelLen {
+		why = MaxModelLen
+	}
+	c.rejected = append(c.rejected, Signal{ID: s.id, Completed: true, Rejected: true, Reason: why, Cached: -1})
+	c.pass.Busy = true
+}
+
+// price is the duration of the pass: its prefill chunks and its decode
+// step of n sequences over kv tokens.
+func (c *Core) price(n, kv int) timing.Time {
+	// A decode worker's prompts arrive computed: recompute is free.
+	prefills := !c.cfg.Decode && c.batchCount > 0
+	var pass timing.Time
+	if c.mixed != nil && prefills && c.isl() > c.prefix() && n > 0 {
+		// One forward over the prefill chunks and the decode tokens (vLLM
+		// V1 and TRT-LLM batch them together): the weights stream once.
+		return c.cfg.Scale.Mixed(c.mixed, c.batchCount, c.isl(), c.prefix(), n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
+	}
+	if prefills {
+		pass = c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
+	}
+	if n > 0 {
+		pass += c.cfg.Scale.Decode(c.cfg.Model, n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
+	}
+	return pass
 }
 
 func (c *Core) isl() int {
@@ -192,8 +210,7 @@ func (c *Core) schedule(s *seq, fromWaiting bool, cs cost) outcome {
 	promptTokens := min(after, s.promptLen) - promptBefore
 	s.pass, s.passTokens, s.passPrompt, s.passPre = c.passID, desired, promptTokens, promptBefore
 	if s.id == c.cfg.Watch {
-		c.watched = Watched{In: true, PrefillTokens: promptTokens, DecodeTokens: desired - promptTokens, Rank: c.cfg.DPRank}
-		c.pass.Watched = &c.watched
+		c.watch(Watched{In: true, PrefillTokens: promptTokens, DecodeTokens: desired - promptTokens})
 	}
 	if promptTokens > 0 {
 		c.batchCount++
@@ -272,8 +289,7 @@ func (c *Core) preempt() *seq {
 		v.pass = 0
 	}
 	if v.id == c.cfg.Watch {
-		c.watched = Watched{Preempted: true, Rank: c.cfg.DPRank}
-		c.pass.Watched = &c.watched
+		c.watch(Watched{Preempted: true})
 	}
 	c.kv.Release(&v.lease)
 	v.status = preempted
@@ -429,87 +445,34 @@ func (c *Core) emit() (batch, kvTokens int) {
 		c.fpmDecode.add(float64(s.length))
 		total += s.length
 	}
-	if h := c.cfg.Prefill; h != nil {
-		// A prefill worker's single token comes out of the prefill pass: no
-		// decode step is charged, and the request ends here.
-		for _, s := range c.ready {
-			tok := uint32(c.rng.Uint64())
-			if s.planned != nil {
-				tok = s.planned[0]
-			}
-			s.length++
-			s.generated++
-			c.tokens = append(c.tokens, Signal{ID: s.id, Token: tok, HasToken: true, Completed: true,
-				Cached: c.firstSignal(s), HandoffMs: h.DelayMs(s.promptLen)})
-			c.finish(s)
-		}
-		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
+	if c.cfg.Prefill != nil {
+		c.handOff()
 		return 0, 0
 	}
 	p.FPM.DecodeRequests = n
 	p.FPM.DecodeKVTokens = total
-	anyDone := false
-	for _, s := range c.ready {
-		b := 1
-		if c.spec != nil {
-			b = c.spec.burst(c.burstLimit(s))
-		}
-		before := s.length
-		done := false
-		for range b {
-			var tok uint32
-			if s.planned != nil {
-				tok = s.planned[s.generated]
-			} else {
-				tok = uint32(c.rng.Uint64())
-			}
-			s.length++
-			s.generated++
-			if c.cfg.PrefixCaching {
-				s.hasher.AddOne(tok, s.addHash)
-			}
-			done = s.complete(c.cfg.MaxModelLen)
-			c.tokens = append(c.tokens, Signal{ID: s.id, Token: tok, HasToken: true, Completed: done, Cached: c.firstSignal(s)})
-			if done {
-				break
-			}
-		}
-		p.Counters.AcceptedTokens += s.length - before
-		p.Counters.DecodeForwards++
-		if done {
-			c.finish(s)
-			anyDone = true
-		} else if c.spec != nil {
-			// All but the last accepted token now have KV; the last one
-			// dangles as in plain decoding. Unused reserved blocks go back.
-			s.computed = s.length - 1
-			c.kv.Finalize(&s.lease, before, s.computed, s.hashes, s.locals)
-			c.kv.Truncate(&s.lease, (s.computed+c.cfg.BlockSize-1)/c.cfg.BlockSize)
-		}
-	}
-	if anyDone {
+	if c.decode(c.ready, c.burstLimit, &c.tokens) {
 		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
 	}
 	return n, total
 }
 
-func (c *Core) firstSignal(s *seq) int {
-	if s.signaled {
-		return -1
+// handOff emits a prefill worker's single token, which comes out of the
+// prefill pass: no decode step is charged, and the request ends here.
+func (c *Core) handOff() {
+	h := c.cfg.Prefill
+	for _, s := range c.ready {
+		tok := uint32(c.rng.Uint64()) // drawn even when planned, as always
+		if s.planned != nil {
+			tok = s.planned[0]
+		}
+		s.length++
+		s.generated++
+		c.tokens = append(c.tokens, Signal{ID: s.id, Token: tok, HasToken: true, Completed: true,
+			Cached: c.firstSignal(s), HandoffMs: h.DelayMs(s.promptLen)})
+		c.finish(s)
 	}
-	s.signaled = true
-	return s.cachedPrefix
-}
-
-func (c *Core) finish(s *seq) {
-	s.done = true
-	c.live--
-	if h := c.cfg.Prefill; h != nil && h.Hold {
-		c.holds = append(c.holds, s) // the source keeps its KV until Release
-		return
-	}
-	c.kv.Release(&s.lease)
-	c.retire(s)
+	c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
 }
 
 func (c *Core) fillFPM(p *Pass) {
@@ -517,24 +480,8 @@ func (c *Core) fillFPM(p *Pass) {
 	f.PrefillRequests = c.batchCount
 	f.VarPrefillLength = c.fpmPrefill.variance()
 	f.VarDecodeKVTokens = c.fpmDecode.variance()
-	for _, s := range c.waiting.items() {
-		f.queue(s)
-	}
-	for _, s := range c.parked {
-		f.queue(s)
-	}
+	c.queued(f, c.parked)
 	f.WallTimeSecs = (p.End - p.Start).Ms() / 1000
-}
-
-// queue counts a queued request: a preempted one as queued decode work.
-func (f *FPM) queue(s *seq) {
-	if s.status == preempted {
-		f.QueuedDecode++
-		f.QueuedDecodeKVTokens += s.length
-	} else {
-		f.QueuedPrefill++
-		f.QueuedPrefillTokens += s.promptLen
-	}
 }
 
 // welford accumulates a population variance.

@@ -2,9 +2,7 @@ package engine
 
 import (
 	"cmp"
-	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/dynosim/dynosim-web/kv"
@@ -69,31 +67,6 @@ const (
 	lpmDupThreshold = 32  // tokens: short-prefix duplicates are deprioritized
 )
 
-// sgReq is the SGLang core's state of one request.
-type sgReq struct {
-	id                uint64
-	promptLen         int
-	maxOutput         int
-	length, generated int
-	planned           []uint32
-	partial           []uint32 // tokens of the trailing partial page
-	keys              []uint64 // page identity (local hash) of every full page
-	hashes            []uint64 // chained block hash of every full page (events only)
-	materialized      int      // tokens with KV
-	pages             []int32  // pages held: allocated = len(pages) × page
-	cached            int      // leading pages owned by the tree, locked via node
-	node              int32
-	locked            bool
-	fresh, retracted  bool
-	cachedPrefix      int
-	signaled, done    bool
-	lpmPrefix         int
-	lpmDepri          bool
-	passPrefix        int // prefix of its prefill item in this pass
-}
-
-func (r *sgReq) remaining() int { return max(r.maxOutput-r.generated, 0) }
-
 // SGLangCore is the SGLang-shaped scheduler of one data-parallel rank
 // (spec §3): a token pool of pages with a radix prefix cache, a prefill
 // batch then a decode step in every pass, and retraction (recompute with the
@@ -102,35 +75,14 @@ func (r *sgReq) remaining() int { return max(r.maxOutput-r.generated, 0) }
 // Costs: a pass is O(batch + pages touched); a prefix lookup walks the
 // request's pages once (O(prompt pages)); eviction is O(log nodes) per leaf.
 type SGLangCore struct {
-	cfg   Config
-	sg    SGLangConfig
-	page  int
-	pool  *kv.PagePool
-	tree  *kv.Radix
-	rng   *rand.PCG
-	spec  *sampler
-	total int // pages
-
-	events *kv.EventLog // the pool's KV events (nil: off), drained every pass
-
-	waiting deque[*sgReq]
-	running []*sgReq
-	live    int
-
-	// disaggregation (sglang_handoff.go), as in Core
-	pending         deque[*sgReq]
-	reserved, holds []*sgReq
+	book
+	pageMem
+	sg SGLangConfig
 
 	ratio, initRatio, minRatio, decay float64
-	preemptions                       int
-	counters                          Counters
 
-	pass      Pass
-	watched   Watched // Pass.Watched points here
-	batch     []*sgReq
-	retracted []*sgReq
-	reserve   []int32
-	scratch   []int32
+	batch     []*seq
+	retracted []*seq
 	lpmSeen   map[uint64]bool
 	prefill   welford
 	decodeW   welford
@@ -143,17 +95,10 @@ func NewSGLang(cfg Config) (*SGLangCore, error) {
 		return nil, err
 	}
 	sg := cfg.SGLang.withDefaults()
-	c := &SGLangCore{
-		cfg:   cfg,
-		sg:    sg,
-		page:  cfg.BlockSize,
-		total: cfg.NumBlocks,
-		pool:  kv.NewPagePool(cfg.NumBlocks),
-		tree:  kv.NewRadix(cfg.BlockSize),
-		rng:   rand.NewPCG(cfg.Seed, 0x6f7574707574), // "output"
-	}
+	c := &SGLangCore{sg: sg}
+	c.pageMem = pageMem{page: cfg.BlockSize, total: cfg.NumBlocks, pool: kv.NewPagePool(cfg.NumBlocks), tree: kv.NewRadix(cfg.BlockSize)}
 	var err error
-	if c.spec, err = newSampler(cfg.Spec, cfg.Seed); err != nil {
+	if c.book, err = newBook(cfg, &c.pageMem); err != nil {
 		return nil, err
 	}
 	c.initRatio = float64(0.7 * sg.Conservativeness)
@@ -162,99 +107,17 @@ func NewSGLang(cfg Config) (*SGLangCore, error) {
 	c.ratio = c.initRatio
 	if cfg.Events && cfg.PrefixCaching {
 		c.events = &kv.EventLog{DPRank: cfg.DPRank}
+		c.hashing = true
 		// With page size 1 the page keys are the tokens (addPage).
 		c.pool.Publish(c.events, cfg.BlockSize == 1)
 	}
 	return c, nil
 }
 
-// Config returns the core's config.
-func (c *SGLangCore) Config() Config { return c.cfg }
-
-// Empty implements Rank.
-func (c *SGLangCore) Empty() bool { return c.live == 0 && len(c.holds) == 0 }
-
-// Submit implements Rank.
-func (c *SGLangCore) Submit(q Request) error {
-	r, err := c.initReq(q)
-	if err != nil {
-		return err
-	}
-	c.live++
-	c.waiting.pushBack(r)
-	return nil
-}
-
-// initReq returns the state of a new request.
-func (c *SGLangCore) initReq(q Request) (*sgReq, error) {
-	if q.MaxOutput < 0 {
-		return nil, fmt.Errorf("request %d: max output must be ≥ 0, got %d", q.ID, q.MaxOutput)
-	}
-	r := &sgReq{
-		id: q.ID, promptLen: len(q.Prompt), maxOutput: q.MaxOutput, length: len(q.Prompt),
-		planned: q.Planned, node: kv.RadixRoot, fresh: true,
-	}
-	if q.Planned != nil {
-		r.maxOutput = len(q.Planned)
-	}
-	n := len(q.Prompt) / c.page
-	// Room for the whole sequence up front: prompts are long and outputs
-	// grow these one page at a time.
-	full := (len(q.Prompt) + r.maxOutput + c.page - 1) / c.page
-	r.keys = make([]uint64, 0, full)
-	// r.pages is allocated at the first prefill (allocPrefill): a backlog of
-	// waiting prompts then holds only their keys.
-	if c.page == 1 && c.events == nil {
-		for _, t := range q.Prompt {
-			r.keys = append(r.keys, uint64(t))
-		}
-	} else {
-		for i := range n {
-			c.addPage(r, q.Prompt[i*c.page:(i+1)*c.page])
-		}
-	}
-	r.partial = append(make([]uint32, 0, c.page), q.Prompt[n*c.page:]...)
-	return r, nil
-}
-
-// addPage appends the identity of a full page of r's sequence: the local
-// hash of its tokens, as in the reference, except with page size 1, where
-// the token itself is an exact identity and hashing every prompt token
-// would dominate the run (events still carry the local hash).
-func (c *SGLangCore) addPage(r *sgReq, toks []uint32) {
-	var l uint64
-	if c.page == 1 {
-		r.keys = append(r.keys, uint64(toks[0]))
-		if c.events == nil {
-			return
-		}
-		l = kv.LocalHash(toks)
-	} else {
-		l = kv.LocalHash(toks)
-		r.keys = append(r.keys, l)
-	}
-	if c.events != nil {
-		h := l
-		if n := len(r.hashes); n > 0 {
-			h = kv.ChainHash(r.hashes[n-1], l)
-		}
-		r.hashes = append(r.hashes, h)
-	}
-}
-
 // Metrics implements Rank. As in the reference, pages cached in the tree
 // count as used: active = pages not free.
 func (c *SGLangCore) Metrics() Metrics {
-	return Metrics{
-		Running:      len(c.running) + len(c.reserved),
-		Waiting:      c.waiting.len() + c.pending.len(),
-		ActiveBlocks: c.total - c.pool.Available(),
-		TotalBlocks:  c.total,
-		Preemptions:  c.preemptions,
-		Holds:        len(c.holds),
-		Reserved:     c.pending.len() + len(c.reserved),
-		Counters:     c.counters,
-	}
+	return c.metrics(c.total-c.pool.Available(), 0)
 }
 
 // Tree exposes the radix cache (read-only use: tests and tools).
@@ -284,9 +147,9 @@ func (c *SGLangCore) State(id uint64) (SGLangState, bool) {
 	return SGLangState{}, false
 }
 
-func (c *SGLangCore) state(r *sgReq, running bool) SGLangState {
-	return SGLangState{Materialized: r.materialized, Allocated: len(r.pages) * c.page, Generated: r.generated,
-		Length: r.length, Running: running, Retracted: r.retracted}
+func (c *SGLangCore) state(r *seq, running bool) SGLangState {
+	return SGLangState{Materialized: r.computed, Allocated: len(r.pages) * c.page, Generated: r.generated,
+		Length: r.length, Running: running, Retracted: r.status == preempted}
 }
 
 // WaitingIDs lists the waiting queue in order (tests and tools).
@@ -300,8 +163,7 @@ func (c *SGLangCore) WaitingIDs() []uint64 {
 
 // Step implements Rank: one SGLang pass (spec §3.4).
 func (c *SGLangCore) Step(now timing.Time) *Pass {
-	p := &c.pass
-	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0], Reserved: p.Reserved[:0]}
+	p := c.begin(now)
 	c.batch, c.retracted = c.batch[:0], c.retracted[:0]
 	c.prefill, c.decodeW = welford{}, welford{}
 	if c.pending.len() > 0 {
@@ -315,28 +177,8 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	if c.admit(&rejected) {
 		c.ratio = c.initRatio
 	}
-	var prefill timing.Time
-	if n := len(c.batch); n > 0 && !c.cfg.Decode { // a decode worker's recompute is free
-		sumEnd, sumPrefix := 0, 0
-		for _, r := range c.batch {
-			sumEnd += r.materialized
-			sumPrefix += r.passPrefix
-		}
-		prefill = c.cfg.Scale.Prefill(c.cfg.Model, n, sumEnd/n, sumPrefix/n)
-	}
-	// Prompts now fully materialized run; partial chunks cache their
-	// page-aligned prefix (kept locked) and go back to the front.
-	for i := len(c.batch) - 1; i >= 0; i-- {
-		if r := c.batch[i]; r.materialized < r.length {
-			c.cacheUpTo(r, r.materialized/c.page)
-			c.waiting.pushFront(r)
-		}
-	}
-	for _, r := range c.batch {
-		if r.materialized == r.length {
-			c.running = append(c.running, r)
-		}
-	}
+	prefill := c.pricePrefill()
+	c.placeBatch()
 	decode := c.decode()
 	for i := len(c.retracted) - 1; i >= 0; i-- {
 		c.waiting.pushFront(c.retracted[i])
@@ -355,23 +197,47 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	f := &p.FPM
 	f.VarPrefillLength = c.prefill.variance()
 	f.VarDecodeKVTokens = c.decodeW.variance()
-	for _, r := range c.waiting.items() {
-		if r.retracted {
-			f.QueuedDecode++
-			f.QueuedDecodeKVTokens += r.length
-		} else {
-			f.QueuedPrefill++
-			f.QueuedPrefillTokens += r.promptLen
-		}
-	}
+	c.queued(f, nil)
 	f.WallTimeSecs = (p.End - now).Ms() / 1000
 	if c.cfg.Watch != 0 {
-		c.watch(p)
+		c.watchPass(p)
 	}
 	c.counters.add(p.Counters)
 	p.Metrics = c.Metrics()
 	p.Busy = p.Busy || len(p.Signals) > 0 || len(c.batch) > 0 || len(c.retracted) > 0 || decode > 0 || len(p.Reserved) > 0
+	c.recycle()
 	return p
+}
+
+// pricePrefill is the duration of the pass's prefill batch.
+func (c *SGLangCore) pricePrefill() timing.Time {
+	n := len(c.batch)
+	if n == 0 || c.cfg.Decode { // a decode worker's recompute is free
+		return 0
+	}
+	sumEnd, sumPrefix := 0, 0
+	for _, r := range c.batch {
+		sumEnd += r.computed
+		sumPrefix += r.passPrefix
+	}
+	return c.cfg.Scale.Prefill(c.cfg.Model, n, sumEnd/n, sumPrefix/n)
+}
+
+// placeBatch moves the prefill batch on: prompts now fully computed run;
+// partial chunks cache their page-aligned prefix (kept locked) and go back
+// to the front of the waiting queue.
+func (c *SGLangCore) placeBatch() {
+	for i := len(c.batch) - 1; i >= 0; i-- {
+		if r := c.batch[i]; r.computed < r.length {
+			c.cacheUpTo(r, r.computed/c.page)
+			c.waiting.pushFront(r)
+		}
+	}
+	for _, r := range c.batch {
+		if r.computed == r.length {
+			c.running = append(c.running, r)
+		}
+	}
 }
 
 func (c *SGLangCore) ceilPage(tokens int) int { return (tokens + c.page - 1) / c.page * c.page }
@@ -402,7 +268,7 @@ func (c *SGLangCore) sortLPM() {
 			c.lpmSeen[h] = true
 		}
 	}
-	slices.SortStableFunc(w, func(a, b *sgReq) int {
+	slices.SortStableFunc(w, func(a, b *seq) int {
 		if a.lpmDepri != b.lpmDepri {
 			if a.lpmDepri {
 				return 1
@@ -419,7 +285,7 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 	p := &c.pass
 	reserved := 0.0
 	for _, r := range c.running {
-		reserved += float64(float64(min(r.remaining(), c.sg.ClipMaxNewTokens)) * c.ratio)
+		reserved += float64(float64(min(r.remaining(0), c.sg.ClipMaxNewTokens)) * c.ratio)
 	}
 	remTotal := float64((c.pool.Available()*c.page)+c.tree.Evictable()) - reserved
 	remInput, remChunk := c.sg.MaxPrefillTokens, c.sg.ChunkedPrefillSize
@@ -429,19 +295,19 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 	}
 	for len(c.batch) < slots && c.waiting.len() > 0 {
 		r := c.waiting.front()
-		if !r.fresh && r.remaining() > 0 && c.room(r) < 1 {
+		if !r.fresh && r.remaining(0) > 0 && c.room(r) < 1 {
 			// It could never decode again (it outgrew the pool while
 			// running: see decode). A fresh prompt past the pool is the
 			// reference's chunked case (S3) and meets stuck instead.
 			c.reject(r, rejected)
 			continue
 		}
-		extend := r.length - r.materialized
+		extend := r.length - r.computed
 		if extend == 0 {
 			// An empty prompt: nothing to prefill, it decodes at once.
 			c.waiting.popFront()
 			r.fresh, r.passPrefix = false, 0
-			p.Admissions = append(p.Admissions, Admission{ID: r.id, Again: r.retracted})
+			p.Admissions = append(p.Admissions, Admission{ID: r.id, Again: r.status == preempted})
 			c.batch = append(c.batch, r)
 			continue
 		}
@@ -453,10 +319,10 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 			chunk = min(chunk, extend)
 		}
 		charged := c.ceilPage(chunk)
-		end := r.materialized + chunk
+		end := r.computed + chunk
 		out := 0
 		if end == r.length {
-			out = min(r.remaining(), c.sg.ClipMaxNewTokens)
+			out = min(r.remaining(0), c.sg.ClipMaxNewTokens)
 		}
 		// As in the reference, the chunk is sized before the prefix match,
 		// so a fresh request's cached prefix counts against the budgets.
@@ -478,25 +344,7 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 			}
 			break
 		}
-		c.waiting.popFront()
-		r.materialized = max(end, prefix)
-		computed := r.materialized - prefix
-		c.publish(r, prefix/c.page, r.materialized/c.page)
-		p.Admissions = append(p.Admissions, Admission{ID: r.id, Reused: prefix, Again: r.retracted})
-		if r.fresh {
-			r.cachedPrefix, r.fresh = prefix, false
-		}
-		r.retracted = false
-		r.passPrefix = prefix
-		p.Counters.CacheHitTokens += prefix
-		p.Counters.CacheTotalTokens += prefix + computed
-		if computed > 0 {
-			p.FPM.PrefillRequests++
-			p.FPM.PrefillTokens += computed
-			p.FPM.PrefillKVTokens += prefix
-			c.prefill.add(float64(r.promptLen))
-		}
-		c.batch = append(c.batch, r)
+		c.startPrefill(r, end, prefix)
 		remTotal -= float64(fresh*c.page + out)
 		remInput -= charged
 		remChunk -= charged
@@ -507,11 +355,36 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 	return oom
 }
 
+// startPrefill takes the waiting head r into the prefill batch, to be
+// computed up to end tokens over its prefix cached tokens.
+func (c *SGLangCore) startPrefill(r *seq, end, prefix int) {
+	p := &c.pass
+	c.waiting.popFront()
+	r.computed = max(end, prefix)
+	computed := r.computed - prefix
+	c.publish(r, prefix/c.page, r.computed/c.page)
+	p.Admissions = append(p.Admissions, Admission{ID: r.id, Reused: prefix, Again: r.status == preempted})
+	if r.fresh {
+		r.cachedPrefix, r.fresh = prefix, false
+	}
+	r.status = running
+	r.passPrefix = prefix
+	p.Counters.CacheHitTokens += prefix
+	p.Counters.CacheTotalTokens += prefix + computed
+	if computed > 0 {
+		p.FPM.PrefillRequests++
+		p.FPM.PrefillTokens += computed
+		p.FPM.PrefillKVTokens += prefix
+		c.prefill.add(float64(r.promptLen))
+	}
+	c.batch = append(c.batch, r)
+}
+
 // stuck rejects the waiting head r when it cannot be admitted although
 // nothing runs and nothing was admitted in this pass: every budget is at its
 // fullest and all cached memory is evictable, so it could never run (the
 // reference would wait forever, blocking the queue behind it).
-func (c *SGLangCore) stuck(r *sgReq, rejected *[]Signal) bool {
+func (c *SGLangCore) stuck(r *seq, rejected *[]Signal) bool {
 	if len(c.running) > 0 || len(c.batch) > 0 {
 		return false
 	}
@@ -525,10 +398,11 @@ func (c *SGLangCore) stuck(r *sgReq, rejected *[]Signal) bool {
 }
 
 // reject ends the waiting head r without running it further.
-func (c *SGLangCore) reject(r *sgReq, rejected *[]Signal) {
+func (c *SGLangCore) reject(r *seq, rejected *[]Signal) {
 	c.waiting.popFront()
 	c.release(r, 0)
 	c.live--
+	c.retire(r)
 	*rejected = append(*rejected, Signal{ID: r.id, Completed: true, Rejected: true, Reason: KVCapacity, Cached: -1})
 	c.pass.Busy = true
 }
@@ -542,7 +416,7 @@ func (c *SGLangCore) releaseWaiting(from, pages int) bool {
 	for i := c.waiting.len() - 1; i >= from && c.pool.Available()+c.tree.Evictable()/c.page < pages; i-- {
 		if r := c.waiting.at(i); r.locked || len(r.pages) > 0 {
 			c.release(r, 0)
-			r.materialized = 0
+			r.computed = 0
 			c.preemptions++
 			c.pass.Counters.Retractions++
 			released = true
@@ -551,95 +425,39 @@ func (c *SGLangCore) releaseWaiting(from, pages int) bool {
 	return released
 }
 
-// allocPrefill extends r's cached prefix as far as the tree allows and
-// allocates pages up to end tokens. It returns the prefix (tokens already
-// materialized or cached) and the number of fresh pages.
-//
-// Every prefill round matches the whole cached prefix from where r's cached
-// pages end, so a prompt whose cached prefix is longer than one chunk, or
-// that became cached while r was between chunks, does not recompute it
-// (the reference matches only on the first chunk and only up to its end:
-// SGLang issue 13188).
-func (c *SGLangCore) allocPrefill(r *sgReq, end int) (prefix, fresh int, ok bool) {
-	if r.pages == nil {
-		// Room for the whole sequence: outputs grow it one page at a time.
-		r.pages = make([]int32, 0, (r.promptLen+r.maxOutput+c.page-1)/c.page+1)
-	}
-	wasFresh := r.materialized == 0 && len(r.pages) == 0
-	if r.cached*c.page == r.materialized && len(r.pages) == r.cached && r.cached < len(r.keys) {
-		from := r.node
-		var n int32
-		r.pages, n = c.tree.MatchFrom(from, r.keys[r.cached:], r.pages)
-		if n != from {
-			c.tree.Lock(n)
-			if r.locked {
-				c.tree.Unlock(from)
-			}
-			r.node, r.locked = n, true
-		}
-		r.cached = len(r.pages)
-	}
-	prefix = max(r.materialized, r.cached*c.page)
-	need := (max(end, prefix)+c.page-1)/c.page - len(r.pages)
-	if need > 0 {
-		avail := c.pool.Available()
-		if need > avail+c.tree.Evictable()/c.page {
-			if wasFresh {
-				c.release(r, 0)
-			}
-			return 0, 0, false
-		}
-		if short := need - avail; short > 0 {
-			c.evict(short)
-		}
-		r.pages, _ = c.pool.Alloc(need, r.pages)
-		fresh = need
-	}
-	return prefix, fresh, true
-}
-
-// cacheUpTo inserts r's first full pages into the tree (they must be
-// materialized), frees r's copies of pages the tree already had, and moves
-// r's lock to the end of the inserted run.
-func (c *SGLangCore) cacheUpTo(r *sgReq, full int) {
-	if full <= r.cached {
-		return
-	}
-	disp := c.scratch[:0]
-	var end int32
-	spare := (r.remaining() + c.page - 1) / c.page // decode extends the leaf in place
-	_, end, disp = c.tree.InsertFrom(r.node, r.keys[r.cached:full], r.pages[r.cached:full], r.locked, spare, disp)
-	c.pool.Free(disp...)
-	c.scratch = disp[:0]
-	if end != r.node || !r.locked {
-		c.tree.Lock(end)
-		if r.locked {
-			c.tree.Unlock(r.node)
-		}
-		r.node, r.locked = end, true
-	}
-	r.cached = full
-}
-
-// release frees r's private pages from index keep on and its lock.
-func (c *SGLangCore) release(r *sgReq, keep int) {
-	from := max(r.cached, keep)
-	c.pool.Free(r.pages[from:]...)
-	r.pages = r.pages[:0]
-	if r.locked {
-		c.tree.Unlock(r.node)
-	}
-	r.node, r.locked, r.cached = kv.RadixRoot, false, 0
-}
-
 // decode runs the decode step over the running batch (spec §3.7) and
 // returns its duration.
 func (c *SGLangCore) decode() timing.Time {
+	c.sweep()
+	if len(c.running) == 0 || !c.makeRoom() {
+		return 0
+	}
+	p := &c.pass
+	n, total := len(c.running), 0
+	for _, r := range c.running {
+		total += r.length
+		c.decodeW.add(float64(r.length))
+	}
+	p.FPM.DecodeRequests = n
+	p.FPM.DecodeKVTokens = total
+	d := c.cfg.Scale.Decode(c.cfg.Model, n, total, total/n, c.total*c.page)
+	anyDone := c.book.decode(c.running, c.burstLimit, &p.Signals)
+	c.pool.Free(c.reserve...)
+	c.reserve = c.reserve[:0]
+	if anyDone {
+		c.running = slices.DeleteFunc(c.running, func(r *seq) bool { return r.done })
+	}
+	return d
+}
+
+// sweep ends the running requests with nothing left to generate and
+// retracts those that can never decode again.
+func (c *SGLangCore) sweep() {
 	p := &c.pass
 	keep := c.running[:0]
 	for _, r := range c.running {
 		switch {
-		case r.remaining() == 0:
+		case r.remaining(0) == 0:
 			p.Signals = append(p.Signals, Signal{ID: r.id, Completed: true, Cached: c.firstSignal(r)})
 			c.finish(r)
 		case c.room(r) < 1:
@@ -654,9 +472,13 @@ func (c *SGLangCore) decode() timing.Time {
 		}
 	}
 	c.running = keep
-	if len(c.running) == 0 {
-		return 0
-	}
+}
+
+// makeRoom sets aside the pages the running batch needs to decode a
+// burst each (c.reserve), retracting the request with the least output
+// while memory is short and more than one runs. It reports false when even
+// so the room cannot be made.
+func (c *SGLangCore) makeRoom() bool {
 	burst := 1
 	if c.spec != nil {
 		burst = len(c.spec.rates) + 1
@@ -687,137 +509,46 @@ func (c *SGLangCore) decode() timing.Time {
 		c.evict(short)
 	}
 	var ok bool
-	if c.reserve, ok = c.pool.Alloc(growth, c.reserve[:0]); !ok {
-		// A lone request that outgrew the pool: it cannot proceed. Emit
-		// nothing and charge nothing so the driver reports it instead of
-		// spinning (the reference logs and retries forever).
-		return 0
-	}
-	n, total := len(c.running), 0
-	for _, r := range c.running {
-		total += r.length
-		c.decodeW.add(float64(r.length))
-	}
-	p.FPM.DecodeRequests = n
-	p.FPM.DecodeKVTokens = total
-	d := c.cfg.Scale.Decode(c.cfg.Model, n, total, total/n, c.total*c.page)
-	anyDone := false
-	for _, r := range c.running {
-		b := 1
-		if c.spec != nil {
-			b = c.spec.burst(min(r.remaining(), c.room(r)))
-		}
-		full, before := len(r.keys), r.length
-		done := false
-		for range b {
-			if r.length+1 > len(r.pages)*c.page {
-				r.pages = append(r.pages, c.reserve[len(c.reserve)-1])
-				c.reserve = c.reserve[:len(c.reserve)-1]
-			}
-			var tok uint32
-			if r.planned != nil {
-				tok = r.planned[r.generated]
-			} else {
-				tok = uint32(c.rng.Uint64())
-			}
-			r.length++
-			r.generated++
-			r.materialized++
-			r.partial = append(r.partial, tok)
-			if len(r.partial) == c.page {
-				c.addPage(r, r.partial)
-				r.partial = r.partial[:0]
-			}
-			done = r.generated >= r.maxOutput
-			sig := Signal{ID: r.id, Token: tok, HasToken: true, Completed: done, Cached: c.firstSignal(r)}
-			if h := c.cfg.Prefill; h != nil && done {
-				sig.HandoffMs = h.DelayMs(r.promptLen)
-			}
-			p.Signals = append(p.Signals, sig)
-			if done {
-				break
-			}
-		}
-		p.Counters.AcceptedTokens += r.length - before
-		p.Counters.DecodeForwards++
-		c.publish(r, full, len(r.keys))
-		if done {
-			c.finish(r)
-			anyDone = true
-		} else {
-			c.cacheUpTo(r, len(r.keys))
-		}
-	}
-	c.pool.Free(c.reserve...)
-	c.reserve = c.reserve[:0]
-	if anyDone {
-		c.running = slices.DeleteFunc(c.running, func(r *sgReq) bool { return r.done })
-	}
-	return d
+	// On failure a lone request outgrew the pool: it cannot proceed. It
+	// emits nothing and is charged nothing so the driver reports it instead
+	// of spinning (the reference logs and retries forever).
+	c.reserve, ok = c.pool.Alloc(growth, c.reserve[:0])
+	return ok
 }
 
+// burstLimit is the most tokens r may emit in one forward: what it may
+// still generate, within the pool (decoding b tokens needs pages for
+// length + b).
+func (c *SGLangCore) burstLimit(r *seq) int { return min(r.remaining(0), c.room(r)) }
+
 // growth is the number of pages r needs to decode up to burst tokens.
-func (c *SGLangCore) growth(r *sgReq, burst int) int {
-	return max(0, (r.length+min(burst, r.remaining(), c.room(r))+c.page-1)/c.page-len(r.pages))
+func (c *SGLangCore) growth(r *seq, burst int) int {
+	return max(0, (r.length+min(burst, r.remaining(0), c.room(r))+c.page-1)/c.page-len(r.pages))
 }
 
 // room is how many more tokens r may hold within the whole pool: decoding
 // b tokens needs pages for length + b. Bursts are bounded by it.
-func (c *SGLangCore) room(r *sgReq) int {
+func (c *SGLangCore) room(r *seq) int {
 	return c.pool.Total()*c.page - r.length
 }
 
 // retract frees r's pages beyond its cached prefix and unlocks its path,
 // keeping every token: it will be re-admitted as a prefill of its whole
 // sequence and usually hit its own cached prefix. It counts as a preemption.
-func (c *SGLangCore) retract(r *sgReq) {
+func (c *SGLangCore) retract(r *seq) {
 	c.release(r, 0)
-	r.materialized = 0
-	r.retracted = true
+	r.computed = 0
+	r.status = preempted
 	c.preemptions++
 	c.pass.Counters.Retractions++
 	c.retracted = append(c.retracted, r)
 }
 
-// finish caches r's full pages in the tree (duplicates are freed), frees
-// its trailing partial page and unlocks its path (spec §3.8).
-func (c *SGLangCore) finish(r *sgReq) {
-	c.cacheUpTo(r, min(len(r.keys), r.materialized/c.page))
-	r.done = true
-	c.live--
-	if h := c.cfg.Prefill; h != nil && h.Hold {
-		c.holds = append(c.holds, r) // locked and unevictable until Release
-		return
-	}
-	c.release(r, r.cached)
-}
-
-func (c *SGLangCore) firstSignal(r *sgReq) int {
-	if r.signaled {
-		return -1
-	}
-	r.signaled = true
-	return r.cachedPrefix
-}
-
-// publish records that pages [from, to) of r hold full, computed pages
-// (spec §3.9): the pool publishes the hashes that became visible.
-func (c *SGLangCore) publish(r *sgReq, from, to int) {
-	c.pool.Store(r.pages, r.hashes, r.keys, from, to)
-}
-
-// evict frees pages pages from the tree's least recently used leaves.
-func (c *SGLangCore) evict(pages int) {
-	freed := c.tree.Evict(pages, c.scratch[:0])
-	c.pool.Free(freed...)
-	c.scratch = freed[:0]
-}
-
-// watch fills p.Watched for the watched request: its prefill chunk, its
+// watchPass fills p.Watched for the watched request: its prefill chunk, its
 // decode tokens (the signals it got) and a retraction. Only runs that
 // watch a request pay for the scan.
-func (c *SGLangCore) watch(p *Pass) {
-	w := Watched{Rank: c.cfg.DPRank}
+func (c *SGLangCore) watchPass(p *Pass) {
+	var w Watched
 	for _, s := range p.Signals {
 		if s.ID == c.cfg.Watch && s.HasToken {
 			w.In = true
@@ -828,7 +559,7 @@ func (c *SGLangCore) watch(p *Pass) {
 		if r.id == c.cfg.Watch {
 			// A prompt completed here has decoded too: those tokens are
 			// materialized but not part of the chunk.
-			w.In, w.PrefillTokens = true, r.materialized-r.passPrefix-w.DecodeTokens
+			w.In, w.PrefillTokens = true, r.computed-r.passPrefix-w.DecodeTokens
 		}
 	}
 	for _, r := range c.retracted {
@@ -842,11 +573,10 @@ func (c *SGLangCore) watch(p *Pass) {
 		// prompt that completed decodes in the same pass).
 		w.Batch = p.FPM.DecodeRequests
 		for _, r := range c.batch {
-			if r.materialized < r.length {
+			if r.computed < r.length {
 				w.Batch++
 			}
 		}
 	}
-	c.watched = w
-	p.Watched = &c.watched
+	c.watch(w)
 }

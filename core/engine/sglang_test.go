@@ -132,7 +132,7 @@ func TestS2toS4PrefillBudgets(t *testing.T) {
 		c := mustSG(t, sgcfg(4, 3, 8))
 		sgSubmit(t, c, 1, span(0, 16), 2)
 		admit(c)
-		if len(c.batch) != 1 || c.batch[0].materialized != 8 {
+		if len(c.batch) != 1 || c.batch[0].computed != 8 {
 			t.Fatalf("batch %d", len(c.batch))
 		}
 	})

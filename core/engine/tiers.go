@@ -1,23 +1,13 @@
 package engine
 
-import (
-	"github.com/dynosim/dynosim-web/kv"
-	"github.com/dynosim/dynosim-web/timing"
-)
+import "github.com/dynosim/dynosim-web/timing"
 
-// KVBM lower tiers on the vLLM/TensorRT-LLM core (spec §5): the core's
-// lineage G1 hands the blocks it evicts to its tiers.Worker (their slots
-// stay quarantined until the copy ends), and admission brings a prompt's
+// KVBM lower tiers on the vLLM/TensorRT-LLM core (spec §5): a tiers.Layer
+// around the core's G1 pool takes the blocks it evicts (their slots stay
+// quarantined until the copy ends), and admission brings a prompt's
 // lower-tier prefix back before computing it: the G1 slots are reserved
 // first, the request parks, and when its blocks have arrived it re-enters
 // the front of the waiting queue with them as its G1-cached prefix.
-
-// joinTiers attaches the core to its pool's tiers.
-func (c *Core) joinTiers() {
-	c.tier = c.cfg.Tiers.Join(c.events)
-	c.lineage = c.kv.Pool.(*kv.LineagePool)
-	c.lineage.SetOffload(c.tier.Offload)
-}
 
 // tickTiers brings the tiers to now at a pass start: finished offloads
 // free their G1 slots, and requests whose blocks arrived register them in
@@ -25,10 +15,7 @@ func (c *Core) joinTiers() {
 // parked. The first keeps its blocks; the others' stay cached in G1,
 // inactive (pushFront), as the reference registers every swap-in.
 func (c *Core) tickTiers(now timing.Time) {
-	c.tier.Tick(now)
-	for _, slot := range c.tier.Freed() {
-		c.lineage.Unquarantine(slot)
-	}
+	c.tier.Tick(now) // finished offloads free their G1 slots
 	ready := c.tier.Ready()
 	if len(ready) == 0 {
 		return
