@@ -110,6 +110,28 @@ bench: bin/dynosim
 	bin/dynosim predict --trace $(TRACES)/azure/AzureLLMInferenceTrace_conv.csv $(BENCH_SET) --format json --stats >/dev/null
 	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/... ./internal/...
 
+# `make fuzz [FUZZTIME=30s]` runs every Fuzz target in the module, one after
+# another (go test -fuzz takes one target per run), each for FUZZTIME; all
+# run even when one finds a failure (its input lands in testdata/fuzz).
+# Not part of `make test`: the seed corpora already run there as tests.
+FUZZTIME ?= 10s
+
+fuzz:
+	@$(KEEP_GOING) \
+	for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v node_modules | xargs -n1 dirname | sort -u); do \
+		for f in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$dir/*_test.go); do \
+			run $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$dir; \
+		done; \
+	done; exit $$rc
+
+# `make bench-live`: live mode's hot paths, the whole Azure conversation trace
+# through a live deployment (compare BenchmarkAzureConvTrace in `make
+# bench`, the same work offline; it reads $(TRACES)), a token through the
+# Prometheus metrics and a KV-event batch through the hub.
+bench-live:
+	$(GO) test -run '^$$' -bench 'Live' -benchmem ./core/sim
+	$(GO) test -run '^$$' -bench . -benchmem ./cmd/dynosim/live/metrics ./cmd/dynosim/live/kvevents
+
 clean:
 	rm -rf bin build/out build/worker public/dynosim.wasm public/ui.wasm public/*.wasm.gz public/wasm_exec.js public/vugu-render.js public/uplot ui/0_components_gen.go test-artifacts
 
