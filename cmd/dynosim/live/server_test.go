@@ -214,32 +214,50 @@ func TestTooManyRequests(t *testing.T) {
 	// One worker that takes one sequence at a time: the rest wait.
 	_, hs := start(t, twoWorkers, Options{MaxWaiting: 2, Inputs: sim.Inputs{Sets: []string{
 		"engine.workers.aggregated.parallelism.replicas=1", "engine.workers.aggregated.scheduler.max_sequences=1"}}})
-	ctx := context.Background()
+	// The running request is a stream this test ends itself once the other
+	// five were queued or turned away: a short one could finish before the
+	// last of them arrived on a busy machine, which would then be served.
+	hold, release := context.WithCancel(context.Background())
+	defer release()
+	held := post(t, hold, hs.URL+"/v1/completions", `{"prompt":"hello","max_tokens":1000000,"stream":true}`)
+	defer held.Body.Close()
+	if _, err := bufio.NewReader(held.Body).ReadString('\n'); err != nil { // a token: it runs
+		t.Fatal(err)
+	}
 	type result struct {
 		code  int
 		retry string
 	}
-	results := make(chan result, 6)
-	for range 6 {
+	results := make(chan result, 5)
+	for range 5 {
 		go func() {
-			resp := post(t, ctx, hs.URL+"/v1/completions", `{"prompt":"hello","max_tokens":200}`)
+			resp := post(t, context.Background(), hs.URL+"/v1/completions", `{"prompt":"hello","max_tokens":200}`)
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			results <- result{resp.StatusCode, resp.Header.Get("Retry-After")}
 		}()
-		time.Sleep(5 * time.Millisecond)
 	}
-	ok, limited := 0, 0
-	for range 6 {
-		switch r := <-results; {
-		case r.code == 200:
-			ok++
-		case r.code == 429 && r.retry == "1":
-			limited++
-		default:
-			t.Errorf("%+v", r)
+	ok, limited := 1, 0 // the held stream was served
+	tally := func(n int) {
+		for range n {
+			select {
+			case r := <-results:
+				switch {
+				case r.code == 200:
+					ok++
+				case r.code == 429 && r.retry == "1":
+					limited++
+				default:
+					t.Errorf("%+v", r)
+				}
+			case <-waitLimit(t):
+				t.Fatalf("%d served, %d turned away by the test's deadline", ok, limited)
+			}
 		}
 	}
+	tally(3) // the turned-away ones answer at once; the waiting ones wait for the held stream
+	release()
+	tally(2)
 	// One running, two waiting: three served, three turned away.
 	if ok != 3 || limited != 3 {
 		t.Errorf("%d served, %d turned away; want 3 and 3", ok, limited)
