@@ -46,9 +46,9 @@ lint: $(STATICCHECK) ui/0_components_gen.go
 	$(STATICCHECK) $$($(GO) list ./... | grep -v -e '/ui$$' -e '/wasm/browser$$')
 	GOOS=js GOARCH=wasm $(STATICCHECK) ./wasm/... ./ui/... ./public/...
 
-# Every Go test, then the concurrent prepared runs and live mode again
-# under the race detector. Live mode's tests start Debian's Prometheus
-# server (installed here when missing, as Chromium is below), and must find it.
+# Every Go test: most without the race detector, the rest (below) with it.
+# Live mode's tests start Debian's Prometheus server (installed here when
+# missing, as Chromium is below), and must find it.
 PROMETHEUS ?= /usr/bin/prometheus
 
 $(PROMETHEUS):
@@ -56,7 +56,6 @@ $(PROMETHEUS):
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; \
 	else echo "test-go needs Debian's prometheus at $(PROMETHEUS) (apt-get install prometheus)"; exit 1; fi
 
-#
 # The race detector runs only where non-test code starts goroutines: live
 # mode (cmd/dynosim/live/...), the Worker's body reader (wasm/worker),
 # concurrent runs of one prepared input (core/sim's Prepared tests) and
@@ -64,7 +63,7 @@ $(PROMETHEUS):
 # and 2 goroutines). Those tests run only there: the race run checks all
 # they check, so running them again without it would spend minutes twice.
 # (ui and wasm/browser start goroutines too, but only under js/wasm, which
-# has no race detector.) Both steps run even if the first fails.
+# has no race detector.) Every step runs even if one before it failed.
 RACE_SKIP  := TestPreparedConcurrentRunsEqualPredict|TestLedgerIsDeterministic
 PROM_ENV   := env PROMETHEUS=$(PROMETHEUS) DYNOSIM_REQUIRE_PROMETHEUS=1
 # KEEP_GOING starts a recipe line whose `run` steps all run; the line then
@@ -161,7 +160,9 @@ endef
 worker:
 	$(BUILD_WORKER)
 
-$(WORKER_OUT)/app.wasm: $(GO_SRC) wasm/worker/entry.mjs cmd/dynosim/default.pgo go.mod go.sum
+# (Not ui/: `make wasm` regenerates ui/0_components_gen.go each time, and the
+# Worker does not import the page's UI.)
+$(WORKER_OUT)/app.wasm: $(filter-out ./ui/%,$(GO_SRC)) wasm/worker/entry.mjs cmd/dynosim/default.pgo go.mod go.sum
 	$(BUILD_WORKER)
 
 worker-dev: worker
