@@ -4,16 +4,34 @@ ADDR    ?= 127.0.0.1:8080
 PORT    ?= 8787
 export PATH := $(dir $(GO)):$(PATH)
 
-.PHONY: all cli serve wasm test test-go test-wasm test-browser test-worker test-live bench bench-browser bench-live soak-live pgo fuzz lint worker worker-dev clean
+.PHONY: all cli serve wasm test test-go test-race test-wasm test-browser test-worker test-live bench bench-browser bench-live soak-live pgo fuzz lint worker worker-dev clean
 
 all: cli
 
-bin/dynosim: $(shell find . -name '*.go' -not -path './node_modules/*') $(wildcard cmd/dynosim/*.jsonl internal/defaultconfig/*.yaml) cmd/dynosim/default.pgo go.mod
+GO_SRC := $(shell find . -name '*.go' -not -path './node_modules/*' -not -path './.*')
+
+bin/dynosim: $(GO_SRC) $(wildcard cmd/dynosim/*.jsonl internal/defaultconfig/*.yaml) cmd/dynosim/default.pgo go.mod
 	$(GO) build -o bin/dynosim ./cmd/dynosim
 
 cli: bin/dynosim
 
-test: lint test-go test-worker test-wasm test-live test-browser
+# `make test` runs every suite, even after one failed (a failure must not
+# hide the suites after it), times each, then names the failed ones and
+# exits non-zero if any failed. `make test SUITES="lint test-go"` runs some.
+SUITES ?= lint test-go test-worker test-wasm test-live test-browser
+
+test:
+	@failed=""; passed=0; nfailed=0; t0=$$(date +%s); \
+	for s in $(SUITES); do \
+		s0=$$(date +%s); echo "=== make $$s"; \
+		if $(MAKE) --no-print-directory $$s; then r=ok; passed=$$((passed + 1)); \
+		else r=FAILED; nfailed=$$((nfailed + 1)); failed="$$failed $$s"; fi; \
+		echo "=== make $$s: $$r in $$(( $$(date +%s) - s0 )) s (load $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	done; \
+	echo "=== make test: $$(( $$(date +%s) - t0 )) s"; \
+	if [ -n "$$failed" ]; then echo "=== make test: FAILED:$$failed"; fi; \
+	echo "suites: $$passed passed, $$nfailed failed"; \
+	[ -z "$$failed" ]
 
 # gofmt, go vet and staticcheck (pinned), natively and for the wasm-only packages.
 STATICCHECK := bin/staticcheck
@@ -30,9 +48,9 @@ lint: $(STATICCHECK) ui/0_components_gen.go
 	$(STATICCHECK) $$($(GO) list ./... | grep -v -e '/ui$$' -e '/wasm/browser$$')
 	GOOS=js GOARCH=wasm $(STATICCHECK) ./wasm/... ./ui/... ./public/...
 
-# Every Go test, then the concurrent prepared runs and live mode again
-# under the race detector. Live mode's tests start Debian's Prometheus
-# server (installed here when missing, as Chromium is below), and must find it.
+# Every Go test: most without the race detector, the rest (below) with it.
+# Live mode's tests start Debian's Prometheus server (installed here when
+# missing, as Chromium is below), and must find it.
 PROMETHEUS ?= /usr/bin/prometheus
 
 $(PROMETHEUS):
@@ -40,10 +58,32 @@ $(PROMETHEUS):
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; \
 	else echo "test-go needs Debian's prometheus at $(PROMETHEUS) (apt-get install prometheus)"; exit 1; fi
 
+# The race detector runs only where non-test code starts goroutines: live
+# mode (cmd/dynosim/live/...), the Worker's body reader (wasm/worker),
+# concurrent runs of one prepared input (core/sim's Prepared tests) and
+# recommend's parallel trials (core/recommend's LedgerIsDeterministic, on 1
+# and 2 goroutines). Those tests run only there: the race run checks all
+# they check, so running them again without it would spend minutes twice.
+# (ui and wasm/browser start goroutines too, but only under js/wasm, which
+# has no race detector.) Every step runs even if one before it failed.
+RACE_SKIP  := TestPreparedConcurrentRunsEqualPredict|TestLedgerIsDeterministic
+PROM_ENV   := env PROMETHEUS=$(PROMETHEUS) DYNOSIM_REQUIRE_PROMETHEUS=1
+# KEEP_GOING starts a recipe line whose `run` steps all run; the line then
+# fails if any of them failed.
+KEEP_GOING := rc=0; run() { echo "$$*"; "$$@" || rc=1; };
+
+RACE_RUNS  := \
+	run $(GO) test -race -count=1 -run Prepared ./core/sim; \
+	run $(GO) test -race -count=1 -run '^TestLedgerIsDeterministic$$' ./core/recommend; \
+	run $(PROM_ENV) $(GO) test -race -count=1 ./wasm/worker ./cmd/dynosim/live/...;
+
 test-go: $(PROMETHEUS)
-	PROMETHEUS=$(PROMETHEUS) DYNOSIM_REQUIRE_PROMETHEUS=1 $(GO) test -count=1 ./...
-	$(GO) test -race -count=1 -run 'Prepared' ./core/sim
-	PROMETHEUS=$(PROMETHEUS) DYNOSIM_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 ./cmd/dynosim/live/...
+	@$(KEEP_GOING) \
+	run $(PROM_ENV) $(GO) test -count=1 -skip '^($(RACE_SKIP))$$' $$($(GO) list ./... | grep -v /cmd/dynosim/live); \
+	$(RACE_RUNS) exit $$rc
+
+test-race: $(PROMETHEUS)
+	@$(KEEP_GOING) $(RACE_RUNS) exit $$rc
 
 # The public traces live in ../shared/traces beside the repository.
 TRACES ?= ../shared/traces
@@ -71,6 +111,28 @@ bench: bin/dynosim
 	bin/dynosim predict --trace $(TRACES)/azure/AzureLLMInferenceTrace_conv.csv $(BENCH_SET) --format json --stats >/dev/null
 	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/... ./internal/...
 
+# `make fuzz [FUZZTIME=30s]` runs every Fuzz target in the module, one after
+# another (go test -fuzz takes one target per run), each for FUZZTIME; all
+# run even when one finds a failure (its input lands in testdata/fuzz).
+# Not part of `make test`: the seed corpora already run there as tests.
+FUZZTIME ?= 10s
+
+fuzz:
+	@$(KEEP_GOING) \
+	for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v node_modules | xargs -n1 dirname | sort -u); do \
+		for f in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$dir/*_test.go); do \
+			run $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$dir; \
+		done; \
+	done; exit $$rc
+
+# `make bench-live`: live mode's hot paths, the whole Azure conversation trace
+# through a live deployment (compare BenchmarkAzureConvTrace in `make
+# bench`, the same work offline; it reads $(TRACES)), a token through the
+# Prometheus metrics and a KV-event batch through the hub.
+bench-live:
+	$(GO) test -run '^$$' -bench 'Live' -benchmem ./core/sim
+	$(GO) test -run '^$$' -bench . -benchmem ./cmd/dynosim/live/metrics ./cmd/dynosim/live/kvevents
+
 clean:
 	rm -rf bin build/out build/worker public/dynosim.wasm public/ui.wasm public/*.wasm.gz public/wasm_exec.js public/vugu-render.js public/uplot ui/0_components_gen.go test-artifacts
 
@@ -87,16 +149,28 @@ WRANGLER_ENV   := env -u CLOUDFLARE_API_TOKEN -u CLOUDFLARE_API_KEY -u CLOUDFLAR
 	-u CLOUDFLARE_EMAIL CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false \
 	WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true
 
-worker:
+define BUILD_WORKER
 	@test -x $(WRANGLER) || npm ci --no-audit --no-fund
 	$(GO) tool workers-assets-gen -mode=go -o $(WORKER_OUT)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath $(PGO) -ldflags="-s -w -X main.Version=$(WORKER_VERSION)" -o $(WORKER_OUT)/app.wasm ./wasm/worker
 	cp wasm/worker/entry.mjs $(WORKER_OUT)/entry.mjs
+endef
+
+# `make worker` always builds (its version stamp may change without a
+# source change); the tests build it only when a source changed, so
+# test-worker and test-browser share one build.
+worker:
+	$(BUILD_WORKER)
+
+# (Not ui/: `make wasm` regenerates ui/0_components_gen.go each time, and the
+# Worker does not import the page's UI.)
+$(WORKER_OUT)/app.wasm: $(filter-out ./ui/%,$(GO_SRC)) wasm/worker/entry.mjs cmd/dynosim/default.pgo go.mod go.sum
+	$(BUILD_WORKER)
 
 worker-dev: worker
 	$(WRANGLER_ENV) $(WRANGLER) dev -c build/wrangler.jsonc --local --ip 127.0.0.1 --port $(PORT) --persist-to build/out/wrangler-state
 
-test-worker: worker
+test-worker: $(WORKER_OUT)/app.wasm
 	$(WRANGLER_ENV) node --test --test-concurrency=1 wasm/worker/test/*.test.mjs
 
 # --- Web page (wasm/browser, ui/, public/) -----------------------------------
@@ -139,8 +213,13 @@ test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -short -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" ./core/... ./kv/... ./timing/... \
 		$$($(GO) list ./internal/... | grep -v /internal/promtest)
 
-test-browser: wasm worker node_modules/playwright-core/package.json $(CHROMIUM)
-	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 ui/test/*.test.mjs
+# Each test file starts its own server on a free port and its own Chromium
+# with a fresh profile directory, so files run side by side (BROWSER_JOBS);
+# most of a file's time is waiting on a page, not CPU.
+BROWSER_JOBS ?= 2
+
+test-browser: wasm $(WORKER_OUT)/app.wasm node_modules/playwright-core/package.json $(CHROMIUM)
+	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node --test --test-concurrency=$(BROWSER_JOBS) ui/test/*.test.mjs
 
 bench-browser: wasm node_modules/playwright-core/package.json $(CHROMIUM)
 	DYNOSIM_BIN=bin/dynosim CHROMIUM=$(CHROMIUM) node ui/test/bench.mjs

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { startServer, openPage, artifacts, repo } from "./helpers.mjs";
+import { startServer, openPage, patient, artifacts, repo } from "./helpers.mjs";
 
 let srv, browser;
 const axePath = path.join(repo, "node_modules/axe-core/axe.min.js");
@@ -23,6 +23,7 @@ before(async () => {
       "--disable-component-update", "--disable-sync"],
     viewport: { width: 1280, height: 800 },
   });
+  patient(context);
   browser = { context, close: async () => { await context.close(); rmSync(userDataDir, { recursive: true, force: true }); } };
 });
 after(async () => {

@@ -38,6 +38,18 @@ export function startServer(extraArgs = []) {
   });
 }
 
+// ACTION_MS bounds each Playwright action (click, fill, …) that names no
+// timeout of its own. Playwright's default (30 s) is a wall-clock guess a
+// loaded machine running two test files at once has missed (a click on a
+// page still drawing a run's charts); this one only catches a hang.
+export const ACTION_MS = 300_000;
+
+// patient applies ACTION_MS to a browser context.
+export function patient(context) {
+  context.setDefaultTimeout(ACTION_MS);
+  return context;
+}
+
 // launch starts headless Chromium with a fresh profile.
 export async function launch() {
   const userDataDir = mkdtempSync(path.join(tmpdir(), "dynosim-chromium-"));
@@ -49,6 +61,7 @@ export async function launch() {
     viewport: { width: 1280, height: 800 },
     acceptDownloads: true,
   });
+  patient(context);
   return {
     context,
     close: async () => { await context.close(); rmSync(userDataDir, { recursive: true, force: true }); },

@@ -264,13 +264,25 @@ test("cancel stops a long run and the next run works", async () => {
   // the whole conversation sample on one worker: a long run
   await page.locator('[data-testid="sample-select"]').selectOption("conversation");
   await page.locator('[data-testid="preset-select"]').selectOption("1-worker");
+  // A frame's round trip from this test while the page is idle: the yardstick
+  // for one during the run, so a loaded machine is not taken for a blocked
+  // main thread.
+  const frame = async () => {
+    const t0 = Date.now();
+    const during = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() =>
+      r(!document.querySelector('[data-testid="summary"]') &&
+        Number(document.querySelector('[data-testid="progress"]')?.getAttribute("aria-valuenow") ?? 0) < 100))));
+    return { ms: Date.now() - t0, during };
+  };
+  const idle = (await frame()).ms;
   await page.locator('[data-testid="run"]').click();
   const progress = page.locator('[data-testid="progress"]');
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="progress"]').getAttribute("aria-valuenow")) > 0, null, { timeout: 60000 });
-  // the page stays responsive while the worker runs
-  const t0 = Date.now();
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
-  assert.ok(Date.now() - t0 < 1000, "main thread blocked");
+  // the page stays responsive while the worker runs: a frame is drawn while
+  // the run is still going, and about as soon as when the page was idle
+  const busy = await frame();
+  assert.ok(busy.during, "main thread blocked: no frame until the run ended");
+  assert.ok(busy.ms < Math.max(1000, 20 * idle), `main thread blocked: a frame took ${busy.ms} ms (${idle} ms idle)`);
   await shot(page, "08-running");
   await page.locator('[data-testid="cancel"]').click();
   await page.waitForFunction(() => /Canceled/.test(document.body.innerText), null, { timeout: 30000 });

@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { startServer, launch, openPage, runConfigured, artifacts, bin, repo } from "./helpers.mjs";
+import { startServer, launch, openPage, patient, runConfigured, artifacts, bin, repo } from "./helpers.mjs";
 
 // Two workers with a small G1 (3,000 blocks of 64 tokens), a G2 of 600
 // blocks per worker and a shared G3: the 1,000-request sample offloads
@@ -238,6 +238,7 @@ test("axe-core: no serious or critical violations in the KV tiers section", asyn
       "--disable-component-update", "--disable-sync"],
     viewport: { width: 1280, height: 800 },
   });
+  patient(context);
   try {
     const page = await openPage(context, srv.url);
     await runYAML(page, TIERS_YAML);

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
@@ -50,8 +51,8 @@ func TestGracefulShutdown(t *testing.T) {
 		if d := time.Since(began); d > 3*time.Second { // Go waits 5 s for a connection that sent nothing
 			t.Errorf("shutdown took %v", d)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return")
+	case <-waitLimit(t):
+		t.Fatal("Serve did not return by the test's deadline")
 	}
 	if _, err := http.Get(base + "/health"); err == nil {
 		t.Fatal("a new request was served after the shutdown")
@@ -81,25 +82,68 @@ func TestWasmBuildsLeaveLiveOut(t *testing.T) {
 
 // A client that stops reading is cut off once a write stalls past the
 // write timeout, and its request is aborted: it holds nothing.
+//
+// Nothing here races the wall clock. The socket buffers on both sides are
+// shrunk to a few KiB, so a write stalls after a few hundred tokens (with
+// the kernel's autotuned buffers it took megabytes of chunks). The pace
+// (speedup 4, about 500 tokens a second) is one the driver keeps up with
+// under -race on a loaded machine: at speedup 1000 it fell ever further
+// behind, took the abort only between ever longer catch-up steps, and the
+// request outgrew the KV cache first, ending as "error", not "abort" (the
+// flake). The wait for the abort is bounded only by the test binary's own
+// deadline (waitUntil), not by a guess at the machine's speed.
 func TestStalledClientIsCut(t *testing.T) {
-	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	// Restored after the server closes (cleanups run last-in first-out), so
+	// no handler still running reads the variable while it is written.
+	old := writeTimeout
+	t.Cleanup(func() { writeTimeout = old })
 	writeTimeout = 300 * time.Millisecond
-	_, hs := start(t, twoWorkers, Options{Speedup: 1000})
+	s, err := New(Options{Speedup: 4, Inputs: sim.Inputs{Config: []byte(twoWorkers), ConfigName: "live.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(s.Handler())
+	hs.Listener = smallSendBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(func() {
+		hs.Close()
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	c, err := net.Dial("tcp", strings.TrimPrefix(hs.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if err := c.(*net.TCPConn).SetReadBuffer(smallBuffer); err != nil {
+		t.Fatal(err)
+	}
 	body := `{"prompt":"never read","max_tokens":100000000,"stream":true}`
 	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	// Never read: the socket buffers fill, a write stalls, the server gives up.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	waitUntil(t, "the stalled client's request is aborted", func() (bool, string) {
 		m := scrape(t, hs.URL)
-		if strings.Contains(m, `finished_reason="abort",model_name="llama-3.1-8b",worker="0"} 1`) && metricSum(m, "vllm:num_requests_running") == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the stalled client's request is still running:\n%s", grep(m, "num_requests_running", "request_success"))
+		done := strings.Contains(m, `finished_reason="abort",model_name="llama-3.1-8b",worker="0"} 1`) && metricSum(m, "vllm:num_requests_running") == 0
+		return done, grep(m, "num_requests_running", "request_success")
+	})
+}
+
+// smallBuffer is the socket buffer size (bytes) of TestStalledClientIsCut's
+// connection (the kernel doubles it for its bookkeeping).
+const smallBuffer = 4096
+
+// smallSendBuffers fixes each accepted connection's send buffer at
+// smallBuffer, which also turns off the kernel's autotuning of it.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok && err == nil {
+		if err := tc.SetWriteBuffer(smallBuffer); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("set the send buffer: %w", err)
 		}
 	}
+	return c, err
 }

@@ -333,10 +333,17 @@ test('hostile bodies: a declared huge body is refused at once, a stalled one tim
 });
 
 test('hostile work: token and config caps answer 413 before any work', async () => {
+  // The yardstick: a small run's round trip on this machine as loaded now.
+  // The refused run would take minutes; the refusal must come in the time
+  // of a small run, not a fixed time a busy machine could miss.
+  const y0 = performance.now();
+  const small = await predict([['config', CONFIG], ['trace', { name: 'yardstick.jsonl', data: slice(40) }]]);
+  assert.equal(small.r.status, 200, small.body);
+  const yard = performance.now() - y0;
   const t0 = performance.now();
   await expectError(await predict([['config', { name: 'wide.yaml', data: 'traffic:\n  source: {type: synthetic, input_tokens: 100, output_tokens: 3000}\n  load: {type: concurrency, concurrency: 15000}\n  stop: {requests: 15000}\n' }]]), 413, /output tokens per run.*CLI/);
   const ms = performance.now() - t0;
-  assert.ok(ms < 5000, `15,000 × 3,000 output tokens refused in ${ms} ms`);
+  assert.ok(ms < Math.max(5000, 10 * yard), `15,000 × 3,000 output tokens refused in ${ms} ms (a 40-request run: ${yard} ms)`);
   const rates = 'engine: {speculation: {kind: mtp, acceptance_rates: [' + Array(80_000).fill('0.5').join(', ') + ']}}\n';
   await expectError(await predict([['config', { name: 'rates.yaml', data: rates }]]), 413, /^rates\.yaml: over this service's limit of 262144 bytes of config/);
 });

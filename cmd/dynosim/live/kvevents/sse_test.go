@@ -78,8 +78,8 @@ func next(t *testing.T, events <-chan sseEvent) sseEvent {
 			t.Fatal("the stream ended")
 		}
 		return ev
-	case <-time.After(5 * time.Second):
-		t.Fatal("no event within 5s")
+	case <-waitLimit(t):
+		t.Fatal("no event by the test's deadline")
 	}
 	return sseEvent{}
 }
@@ -202,7 +202,7 @@ func TestSSEEnds(t *testing.T) {
 			c.end(h, cancel)
 			select {
 			case <-returned:
-			case <-time.After(3 * time.Second):
+			case <-waitLimit(t):
 				t.Fatal("ServeHTTP did not return")
 			}
 			for range events {
@@ -280,7 +280,7 @@ func TestSSESlowSubscriber(t *testing.T) {
 			body.Close()
 			select {
 			case <-returned:
-			case <-time.After(5 * time.Second):
+			case <-waitLimit(t):
 				t.Fatal("ServeHTTP of the dropped client did not return")
 			}
 		})

@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dynosim/dynosim-web/kv"
 	"github.com/go-zeromq/zmq4"
@@ -37,11 +37,10 @@ func waitSubscribed(t *testing.T, h *Hub, prefix string) {
 	h.mu.Lock()
 	pub := h.zmq.pub.(zmq4.Topics)
 	h.mu.Unlock()
-	for deadline := time.Now().Add(5 * time.Second); !slices.Contains(pub.Topics(), prefix); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no subscription to %q reached the publisher", prefix)
-		}
-	}
+	waitUntil(t, fmt.Sprintf("a subscription to %q reaches the publisher", prefix), func() (bool, string) {
+		topics := pub.Topics()
+		return slices.Contains(topics, prefix), fmt.Sprintf("topics %q", topics)
+	})
 }
 
 // replayFrom asks the replay socket for batches from start (with an
@@ -108,7 +107,7 @@ func TestZMQSubscriber(t *testing.T) {
 	const early, live = 4, 30
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			ctx, cancel := patientContext(t)
 			defer cancel()
 			h := NewHub(Options{Model: "org/m", BlockSize: 16, Positional: c.positional})
 			defer h.Close()
@@ -216,7 +215,7 @@ func TestZMQSubscriber(t *testing.T) {
 
 // TestZMQReplay checks the ROUTER replay protocol against the ring.
 func TestZMQReplay(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := patientContext(t)
 	defer cancel()
 	h := NewHub(Options{Model: "m", BlockSize: 16, Retain: 6})
 	defer h.Close()
@@ -305,24 +304,15 @@ func TestZMQBindErrors(t *testing.T) {
 	}
 	// Ending ctx stops the sockets but not the hub: it may listen again.
 	cancel()
-	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if p, _ := h.Addrs(); p == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("sockets still open after ctx ended")
-		}
-	}
+	waitUntil(t, "the sockets close after ctx ended", func() (bool, string) {
+		p, r := h.Addrs()
+		return p == "", fmt.Sprintf("PUB %q, replay %q", p, r)
+	})
 	waitNoHubGoroutines(t)
-	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	waitUntil(t, "ListenZMQ succeeds after ctx ended", func() (bool, string) {
 		err := h.ListenZMQ(t.Context(), "tcp://127.0.0.1:0", "")
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ListenZMQ after ctx ended: %v", err)
-		}
-	}
+		return err == nil, fmt.Sprint(err)
+	})
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +327,7 @@ func TestZMQBindErrors(t *testing.T) {
 // goroutine is left. (zmq4 itself keeps one goroutine per closed PUB
 // socket, its pubMWriter, which its Close never stops.)
 func TestCloseStopsEverything(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := patientContext(t)
 	defer cancel()
 	h := NewHub(Options{Model: "m"})
 	pubEP, replayEP := listen(t, h, ctx)
@@ -371,7 +361,7 @@ func TestCloseStopsEverything(t *testing.T) {
 	}
 	select {
 	case <-returned:
-	case <-time.After(3 * time.Second):
+	case <-waitLimit(t):
 		t.Fatal("ServeHTTP did not return after Close")
 	}
 	for range events {
