@@ -11,9 +11,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dynosim/dynosim-web/core/sim"
+	"github.com/dynosim/dynosim-web/internal/patience"
 )
 
 // A small deployment: two vLLM workers on the roofline (Llama-3.1-8B,
@@ -250,7 +250,7 @@ func TestTooManyRequests(t *testing.T) {
 				default:
 					t.Errorf("%+v", r)
 				}
-			case <-waitLimit(t):
+			case <-patience.After(t):
 				t.Fatalf("%d served, %d turned away by the test's deadline", ok, limited)
 			}
 		}
@@ -276,40 +276,12 @@ func TestDisconnectAborts(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	waitUntil(t, "an abort after the disconnect", func() (bool, string) {
+	patience.Until(t, "an abort after the disconnect", func() (bool, string) {
 		m := scrape(t, hs.URL)
 		done := strings.Contains(m, `finished_reason="abort",model_name="llama-3.1-8b",worker="0"} 1`) &&
 			metricSum(m, "vllm:num_requests_running") == 0 && metricSum(m, "vllm:kv_cache_usage_perc") == 0
 		return done, grep(m, "vllm:num_requests_running", "kv_cache_usage", "request_success")
 	})
-}
-
-// waitUntil polls cond until it holds; cond also describes the state it
-// saw. It gives up (failing t with that description) only shortly before
-// the test binary's own deadline (go test -timeout), never at a fixed
-// wall-clock bound: how long a state change takes on a busy machine under
-// -race is not what these tests check, and a guess at it made them flaky.
-func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	limit, bounded := patience(t)
-	for {
-		done, state := cond()
-		if done {
-			return
-		}
-		if bounded && time.Now().After(limit) {
-			t.Fatalf("%s: still not so at the test's deadline:\n%s", what, state)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// patience is when a wait gives up: 5% of the time left before the test
-// binary's deadline, so the failure is still reported as one (false: the
-// binary has no deadline, wait forever).
-func patience(t *testing.T) (time.Time, bool) {
-	end, ok := t.Deadline()
-	return end.Add(-time.Until(end) / 20), ok
 }
 
 func scrape(t *testing.T, url string) string {
@@ -370,13 +342,4 @@ func TestBackends(t *testing.T) {
 			}
 		})
 	}
-}
-
-// waitLimit fires at patience's limit (never if the binary has no deadline).
-func waitLimit(t *testing.T) <-chan time.Time {
-	limit, bounded := patience(t)
-	if !bounded {
-		return nil
-	}
-	return time.After(time.Until(limit))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dynosim/dynosim-web/core/sim"
+	"github.com/dynosim/dynosim-web/internal/patience"
 )
 
 // Shutdown is graceful: a stream open when it starts runs to its end,
@@ -51,7 +52,7 @@ func TestGracefulShutdown(t *testing.T) {
 		if d := time.Since(began); d > 3*time.Second { // Go waits 5 s for a connection that sent nothing
 			t.Errorf("shutdown took %v", d)
 		}
-	case <-waitLimit(t):
+	case <-patience.After(t):
 		t.Fatal("Serve did not return by the test's deadline")
 	}
 	if _, err := http.Get(base + "/health"); err == nil {
@@ -122,7 +123,7 @@ func TestStalledClientIsCut(t *testing.T) {
 	body := `{"prompt":"never read","max_tokens":100000000,"stream":true}`
 	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	// Never read: the socket buffers fill, a write stalls, the server gives up.
-	waitUntil(t, "the stalled client's request is aborted", func() (bool, string) {
+	patience.Until(t, "the stalled client's request is aborted", func() (bool, string) {
 		m := scrape(t, hs.URL)
 		done := strings.Contains(m, `finished_reason="abort",model_name="llama-3.1-8b",worker="0"} 1`) && metricSum(m, "vllm:num_requests_running") == 0
 		return done, grep(m, "num_requests_running", "request_success")

@@ -2,7 +2,6 @@ package kvevents
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/dynosim/dynosim-web/internal/patience"
 	"github.com/dynosim/dynosim-web/kv"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -270,55 +269,8 @@ func hubGoroutines() []string {
 // waitNoHubGoroutines waits until no Hub goroutine is left (see waitUntil).
 func waitNoHubGoroutines(t *testing.T) {
 	t.Helper()
-	waitUntil(t, "hub goroutines end", func() (bool, string) {
+	patience.Until(t, "hub goroutines end", func() (bool, string) {
 		g := hubGoroutines()
 		return len(g) == 0, fmt.Sprintf("%d hub goroutines still running:\n%s", len(g), strings.Join(g, "\n\n"))
 	})
-}
-
-// waitUntil polls cond until it holds; cond also describes the state it
-// saw. It gives up (failing t with that description) only shortly before
-// the test binary's own deadline (go test -timeout), never at a fixed
-// wall-clock bound: how long a goroutine takes to end on a busy machine
-// under -race is not what these tests check.
-func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	limit, bounded := patience(t)
-	for {
-		done, state := cond()
-		if done {
-			return
-		}
-		if bounded && time.Now().After(limit) {
-			t.Fatalf("%s: still not so at the test's deadline:\n%s", what, state)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// patience is when a wait gives up: 5% of the time left before the test
-// binary's deadline, so the failure is still reported as one (false: the
-// binary has no deadline, wait forever).
-func patience(t *testing.T) (time.Time, bool) {
-	end, ok := t.Deadline()
-	return end.Add(-time.Until(end) / 20), ok
-}
-
-// waitLimit fires at patience's limit (never if the binary has no deadline).
-func waitLimit(t *testing.T) <-chan time.Time {
-	limit, bounded := patience(t)
-	if !bounded {
-		return nil
-	}
-	return time.After(time.Until(limit))
-}
-
-// patientContext is t's context, ended at patience's limit: a socket
-// operation that never completes fails the test instead of hanging it.
-func patientContext(t *testing.T) (context.Context, context.CancelFunc) {
-	limit, bounded := patience(t)
-	if !bounded {
-		return context.WithCancel(t.Context())
-	}
-	return context.WithDeadline(t.Context(), limit)
 }

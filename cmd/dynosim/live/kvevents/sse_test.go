@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynosim/dynosim-web/internal/patience"
 	"github.com/dynosim/dynosim-web/kv"
 )
 
@@ -78,7 +79,7 @@ func next(t *testing.T, events <-chan sseEvent) sseEvent {
 			t.Fatal("the stream ended")
 		}
 		return ev
-	case <-waitLimit(t):
+	case <-patience.After(t):
 		t.Fatal("no event by the test's deadline")
 	}
 	return sseEvent{}
@@ -202,7 +203,7 @@ func TestSSEEnds(t *testing.T) {
 			c.end(h, cancel)
 			select {
 			case <-returned:
-			case <-waitLimit(t):
+			case <-patience.After(t):
 				t.Fatal("ServeHTTP did not return")
 			}
 			for range events {
@@ -280,7 +281,7 @@ func TestSSESlowSubscriber(t *testing.T) {
 			body.Close()
 			select {
 			case <-returned:
-			case <-waitLimit(t):
+			case <-patience.After(t):
 				t.Fatal("ServeHTTP of the dropped client did not return")
 			}
 		})

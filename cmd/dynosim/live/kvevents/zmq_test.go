@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynosim/dynosim-web/internal/patience"
 	"github.com/dynosim/dynosim-web/kv"
 	"github.com/go-zeromq/zmq4"
 )
@@ -37,7 +38,7 @@ func waitSubscribed(t *testing.T, h *Hub, prefix string) {
 	h.mu.Lock()
 	pub := h.zmq.pub.(zmq4.Topics)
 	h.mu.Unlock()
-	waitUntil(t, fmt.Sprintf("a subscription to %q reaches the publisher", prefix), func() (bool, string) {
+	patience.Until(t, fmt.Sprintf("a subscription to %q reaches the publisher", prefix), func() (bool, string) {
 		topics := pub.Topics()
 		return slices.Contains(topics, prefix), fmt.Sprintf("topics %q", topics)
 	})
@@ -107,7 +108,7 @@ func TestZMQSubscriber(t *testing.T) {
 	const early, live = 4, 30
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := patientContext(t)
+			ctx, cancel := patience.Context(t)
 			defer cancel()
 			h := NewHub(Options{Model: "org/m", BlockSize: 16, Positional: c.positional})
 			defer h.Close()
@@ -215,7 +216,7 @@ func TestZMQSubscriber(t *testing.T) {
 
 // TestZMQReplay checks the ROUTER replay protocol against the ring.
 func TestZMQReplay(t *testing.T) {
-	ctx, cancel := patientContext(t)
+	ctx, cancel := patience.Context(t)
 	defer cancel()
 	h := NewHub(Options{Model: "m", BlockSize: 16, Retain: 6})
 	defer h.Close()
@@ -304,12 +305,12 @@ func TestZMQBindErrors(t *testing.T) {
 	}
 	// Ending ctx stops the sockets but not the hub: it may listen again.
 	cancel()
-	waitUntil(t, "the sockets close after ctx ended", func() (bool, string) {
+	patience.Until(t, "the sockets close after ctx ended", func() (bool, string) {
 		p, r := h.Addrs()
 		return p == "", fmt.Sprintf("PUB %q, replay %q", p, r)
 	})
 	waitNoHubGoroutines(t)
-	waitUntil(t, "ListenZMQ succeeds after ctx ended", func() (bool, string) {
+	patience.Until(t, "ListenZMQ succeeds after ctx ended", func() (bool, string) {
 		err := h.ListenZMQ(t.Context(), "tcp://127.0.0.1:0", "")
 		return err == nil, fmt.Sprint(err)
 	})
@@ -327,7 +328,7 @@ func TestZMQBindErrors(t *testing.T) {
 // goroutine is left. (zmq4 itself keeps one goroutine per closed PUB
 // socket, its pubMWriter, which its Close never stops.)
 func TestCloseStopsEverything(t *testing.T) {
-	ctx, cancel := patientContext(t)
+	ctx, cancel := patience.Context(t)
 	defer cancel()
 	h := NewHub(Options{Model: "m"})
 	pubEP, replayEP := listen(t, h, ctx)
@@ -361,7 +362,7 @@ func TestCloseStopsEverything(t *testing.T) {
 	}
 	select {
 	case <-returned:
-	case <-waitLimit(t):
+	case <-patience.After(t):
 		t.Fatal("ServeHTTP did not return after Close")
 	}
 	for range events {
