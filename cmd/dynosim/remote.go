@@ -79,28 +79,18 @@ func (r *remote) Predict(sets []string) (*report.Report, string, error) {
 		mw.WriteField("set", s)
 	}
 	mw.Close()
-	req, err := http.NewRequest(http.MethodPost, r.url, &body)
-	if err != nil {
-		return nil, recommend.ReasonRuntime, err
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := r.client.Do(req)
+	b, header, code, err := r.post(body.Bytes(), mw.FormDataContentType())
 	if err != nil {
 		return nil, recommend.ReasonRuntime, fmt.Errorf("--remote: %w", err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return nil, recommend.ReasonRuntime, fmt.Errorf("--remote: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
+	if code != http.StatusOK {
 		var e struct {
 			Error string `json:"error"`
 		}
 		if json.Unmarshal(b, &e) != nil || e.Error == "" {
-			e.Error = fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, b)
+			e.Error = fmt.Sprintf("HTTP %d: %.200s", code, b)
 		}
-		cat := resp.Header.Get("X-Dynosim-Reason")
+		cat := header.Get("X-Dynosim-Reason")
 		if cat == "" {
 			cat = recommend.ReasonRuntime
 		}
@@ -111,4 +101,39 @@ func (r *remote) Predict(sets []string) (*report.Report, string, error) {
 		return nil, recommend.ReasonRuntime, fmt.Errorf("--remote: the Worker's report: %w", err)
 	}
 	return &rep, "", nil
+}
+
+// remoteAttempts bounds how often one trial is posted. A trial is a pure
+// function of what is posted and the Worker keeps nothing between
+// requests, so posting it again is safe; a busy Worker or a keep-alive
+// connection closed under the client (connection reset, "server closed
+// idle connection") otherwise turned one transient fault into a failed
+// candidate and a ledger that differed from the local one.
+const remoteAttempts = 3
+
+// post sends one trial, again after a transport error (never after an
+// HTTP answer, which is the Worker's verdict), and returns the answer's
+// body, headers and status.
+func (r *remote) post(body []byte, contentType string) ([]byte, http.Header, int, error) {
+	var err error
+	for attempt := range remoteAttempts {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * time.Second)
+		}
+		var req *http.Request
+		if req, err = http.NewRequest(http.MethodPost, r.url, bytes.NewReader(body)); err != nil {
+			return nil, nil, 0, err // a bad URL does not heal
+		}
+		req.Header.Set("Content-Type", contentType)
+		var resp *http.Response
+		if resp, err = r.client.Do(req); err != nil {
+			continue
+		}
+		b, rerr := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+		resp.Body.Close()
+		if err = rerr; err == nil {
+			return b, resp.Header, resp.StatusCode, nil
+		}
+	}
+	return nil, nil, 0, fmt.Errorf("%d attempts: %w", remoteAttempts, err)
 }
