@@ -118,8 +118,12 @@ type memory interface {
 
 // book is the request book of one core.
 type book struct {
-	cfg     Config
-	mem     memory
+	cfg Config
+	mem memory
+	// mem as its concrete type, the other nil: the per-token calls test
+	// a pointer, cheaper than a type switch, and still inline.
+	pages   *pageMem
+	blocks  *blockMem
 	rng     *rand.PCG    // output-token stream
 	spec    *sampler     // nil without speculation
 	events  *kv.EventLog // nil: KV events off
@@ -147,6 +151,14 @@ func newBook(cfg Config, mem memory) (book, error) {
 		return book{}, err
 	}
 	b := book{cfg: cfg, mem: mem, spec: spec, rng: rand.NewPCG(cfg.Seed, 0x6f7574707574)} // "output"
+	switch m := mem.(type) {
+	case *pageMem:
+		b.pages = m
+	case *blockMem:
+		b.blocks = m
+	default:
+		return book{}, fmt.Errorf("engine: memory %T has no per-token path", mem)
+	}
 	if cfg.Policy == TRTLLM {
 		b.clampTo = cfg.NumBlocks * cfg.BlockSize
 	}
@@ -227,16 +239,22 @@ func (b *book) recycle() {
 // metrics is the core's load; active is its busy KV and parked the
 // requests set aside outside the waiting queue.
 func (b *book) metrics(active, parked int) Metrics {
-	return Metrics{
-		Running:      len(b.running) + len(b.reserved),
-		Waiting:      b.waiting.len() + b.pending.len() + parked,
-		ActiveBlocks: active,
-		TotalBlocks:  b.cfg.NumBlocks,
-		Preemptions:  b.preemptions,
-		Holds:        len(b.holds),
-		Reserved:     b.pending.len() + len(b.reserved),
-		Counters:     b.counters,
-	}
+	var m Metrics
+	b.metricsInto(&m, active, parked)
+	return m
+}
+
+// metricsInto writes the core's load into m in place: a pass fills its
+// own Metrics so, passes being many, the struct is not built then copied.
+func (b *book) metricsInto(m *Metrics, active, parked int) {
+	m.Running = len(b.running) + len(b.reserved)
+	m.Waiting = b.waiting.len() + b.pending.len() + parked
+	m.ActiveBlocks = active
+	m.TotalBlocks = b.cfg.NumBlocks
+	m.Preemptions = b.preemptions
+	m.Holds = len(b.holds)
+	m.Reserved = b.pending.len() + len(b.reserved)
+	m.Counters = b.counters
 }
 
 // begin resets the pass for a Step starting at now.
@@ -289,13 +307,10 @@ func (b *book) decode(batch []*seq, limit func(*seq) int, out *[]Signal) (anyDon
 			s.generated++
 			// The per-token call, devirtualized for the two memories so
 			// that it inlines (as settle below).
-			switch m := b.mem.(type) {
-			case *blockMem:
-				m.grow(s, tok)
-			case *pageMem:
-				m.grow(s, tok)
-			default:
-				m.grow(s, tok)
+			if b.pages != nil {
+				b.pages.grow(s, tok)
+			} else {
+				b.blocks.grow(s, tok)
 			}
 			done = s.complete(b.cfg.MaxModelLen)
 			sig := Signal{ID: s.id, Token: tok, HasToken: true, Completed: done, Cached: b.firstSignal(s)}
@@ -309,13 +324,10 @@ func (b *book) decode(batch []*seq, limit func(*seq) int, out *[]Signal) (anyDon
 		}
 		b.pass.Counters.AcceptedTokens += s.length - before
 		b.pass.Counters.DecodeForwards++
-		switch m := b.mem.(type) {
-		case *blockMem:
-			m.settle(s, before, done)
-		case *pageMem:
-			m.settle(s, before, done)
-		default:
-			m.settle(s, before, done)
+		if b.pages != nil {
+			b.pages.settle(s, before, done)
+		} else {
+			b.blocks.settle(s, before, done)
 		}
 		if done {
 			b.finish(s)
@@ -341,8 +353,15 @@ func (b *book) finish(s *seq) {
 }
 
 // queued counts the waiting queue and then more into the pass's FPM: a
-// preempted or retracted request as queued decode work.
+// preempted or retracted request as queued decode work. Small enough to
+// inline, so that the many passes with nothing queued skip the call.
 func (b *book) queued(f *FPM, more []*seq) {
+	if b.waiting.len()+len(more) > 0 {
+		b.countQueued(f, more)
+	}
+}
+
+func (b *book) countQueued(f *FPM, more []*seq) {
 	for _, s := range b.waiting.items() {
 		f.queue(s)
 	}

@@ -68,7 +68,7 @@ func (c *pageMem) grow(r *seq, tok uint32) {
 // were before/page) and, for a request that goes on, caches them.
 func (c *pageMem) settle(r *seq, before int, done bool) {
 	c.publish(r, before/c.page, len(r.keys))
-	if !done {
+	if !done && len(r.keys) > r.cached { // cacheUpTo's own test, hoisted
 		c.cacheUpTo(r, len(r.keys))
 	}
 }

@@ -58,7 +58,7 @@ func (c *Core) Step(now timing.Time) *Pass {
 	}
 	c.fillFPM(p)
 	c.counters.add(p.Counters)
-	p.Metrics = c.Metrics()
+	c.metricsInto(&p.Metrics, c.kv.Pool.Active(), len(c.parked))
 	// A pass that only preempted still changed the state: the next pass
 	// re-admits from the front of the queue, so the worker is not stuck.
 	// So did one that computed tokens but no prompt tokens (a readmitted

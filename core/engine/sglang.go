@@ -203,7 +203,7 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 		c.watchPass(p)
 	}
 	c.counters.add(p.Counters)
-	p.Metrics = c.Metrics()
+	c.metricsInto(&p.Metrics, c.total-c.pool.Available(), 0)
 	p.Busy = p.Busy || len(p.Signals) > 0 || len(c.batch) > 0 || len(c.retracted) > 0 || decode > 0 || len(p.Reserved) > 0
 	c.recycle()
 	return p
@@ -428,8 +428,12 @@ func (c *SGLangCore) releaseWaiting(from, pages int) bool {
 // decode runs the decode step over the running batch (spec §3.7) and
 // returns its duration.
 func (c *SGLangCore) decode() timing.Time {
-	c.sweep()
-	if len(c.running) == 0 || !c.makeRoom() {
+	burst := 1
+	if c.spec != nil {
+		burst = len(c.spec.rates) + 1
+	}
+	growth := c.sweep(burst)
+	if len(c.running) == 0 || !c.makeRoom(growth, burst) {
 		return 0
 	}
 	p := &c.pass
@@ -451,8 +455,10 @@ func (c *SGLangCore) decode() timing.Time {
 }
 
 // sweep ends the running requests with nothing left to generate and
-// retracts those that can never decode again.
-func (c *SGLangCore) sweep() {
+// retracts those that can never decode again. It returns the pages the
+// rest need to decode up to burst tokens each: one walk of the batch, as
+// passes are many and their batches small.
+func (c *SGLangCore) sweep(burst int) (growth int) {
 	p := &c.pass
 	keep := c.running[:0]
 	for _, r := range c.running {
@@ -469,24 +475,18 @@ func (c *SGLangCore) sweep() {
 			c.retract(r)
 		default:
 			keep = append(keep, r)
+			growth += c.growth(r, burst)
 		}
 	}
 	c.running = keep
+	return growth
 }
 
-// makeRoom sets aside the pages the running batch needs to decode a
-// burst each (c.reserve), retracting the request with the least output
+// makeRoom sets aside the growth pages the running batch needs to decode
+// a burst each (c.reserve), retracting the request with the least output
 // while memory is short and more than one runs. It reports false when even
 // so the room cannot be made.
-func (c *SGLangCore) makeRoom() bool {
-	burst := 1
-	if c.spec != nil {
-		burst = len(c.spec.rates) + 1
-	}
-	growth := 0
-	for _, r := range c.running {
-		growth += c.growth(r, burst)
-	}
+func (c *SGLangCore) makeRoom(growth, burst int) bool {
 	for c.pool.Available()+c.tree.Evictable()/c.page < growth && len(c.running) > 1 {
 		v := 0
 		for i, r := range c.running {
@@ -504,7 +504,9 @@ func (c *SGLangCore) makeRoom() bool {
 	// newest first: their cached prefix stays in the tree, evictable, and
 	// they re-match it on re-admission. Without this the runner and the
 	// chunked prompt would wait on each other forever.
-	c.releaseWaiting(0, growth)
+	if c.waiting.len() > 0 && c.pool.Available()+c.tree.Evictable()/c.page < growth {
+		c.releaseWaiting(0, growth) // its own test, hoisted: most passes skip the call
+	}
 	if short := growth - c.pool.Available(); short > 0 {
 		c.evict(short)
 	}

@@ -30,22 +30,24 @@ type role interface {
 func roleOf(i int, d *disagg) role {
 	switch {
 	case d == nil:
-		return aggregated{}
+		return &aggregated{}
 	case i == prefillPool:
 		return prefill{d}
 	default:
-		return decode{}
+		return &decode{}
 	}
 }
 
-// aggregated serves a request on one worker, prefill and decode.
+// aggregated serves a request on one worker, prefill and decode. Its
+// methods take a pointer: a value method called through the role
+// interface goes through a generated wrapper, once per pass.
 type aggregated struct{}
 
-func (aggregated) kind() Role { return Aggregated }
+func (*aggregated) kind() Role { return Aggregated }
 
 // accept submits the request to its rank now, or, under
 // Options.AsyncScheduling, after the busy worker's next pass starts.
-func (aggregated) accept(l *Loop, id uint64, w, r int, prompt []uint32) error {
+func (*aggregated) accept(l *Loop, id uint64, w, r int, prompt []uint32) error {
 	l.reqs.at(id).worker = int32(w)
 	if st := &l.ws[w]; l.opt.AsyncScheduling && st.busy {
 		st.deferred = append(st.deferred, deferred{id, r})
@@ -63,15 +65,15 @@ func (aggregated) accept(l *Loop, id uint64, w, r int, prompt []uint32) error {
 // requests come from the handoff (disagg.go), not from its router.
 type decode struct{ aggregated }
 
-func (decode) kind() Role { return Decode }
+func (*decode) kind() Role { return Decode }
 
-func (decode) accept(_ *Loop, id uint64, _, _ int, _ []uint32) error {
+func (*decode) accept(_ *Loop, id uint64, _, _ int, _ []uint32) error {
 	return fmt.Errorf("replay: request %d: a decode pool takes no arrivals", id)
 }
 
 // signals handles the signals of a pass whose tokens are the requests'
 // own: tokens stream, and a completed request ends.
-func (aggregated) signals(l *Loop, w int, p *engine.Pass) error {
+func (*aggregated) signals(l *Loop, w int, p *engine.Pass) error {
 	st := &l.ws[w]
 	pool := &l.pools[st.pool]
 	for _, s := range p.Signals {
