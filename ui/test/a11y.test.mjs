@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { startServer, openPage, patient, artifacts, repo, atEach } from "./helpers.mjs";
+import { startServer, openPage, patient, artifacts, repo, VIEWPORTS, atEach } from "./helpers.mjs";
 
 let srv, browser;
 const axePath = path.join(repo, "node_modules/axe-core/axe.min.js");
