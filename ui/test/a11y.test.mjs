@@ -1,14 +1,13 @@
 // Accessibility check of the page after a run (and after a compared second
-// run) with axe-core, at 1280×800 and 390×844 (one page resized): no
-// violation of impact serious or critical. Screenshots
-// test-artifacts/a11y-<width>.png.
+// run) with axe-core, at 1280×800 and 390×844: no violation of impact
+// serious or critical. Screenshots test-artifacts/a11y-<width>.png.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { startServer, openPage, patient, artifacts, repo, VIEWPORTS, atEach } from "./helpers.mjs";
+import { startServer, openPage, patient, artifacts, repo } from "./helpers.mjs";
 
 let srv, browser;
 const axePath = path.join(repo, "node_modules/axe-core/axe.min.js");
@@ -51,30 +50,24 @@ async function run(page) {
   await page.waitForFunction(() => document.querySelectorAll("#charts canvas").length > 0, null, { timeout: 10000 });
 }
 
-// seriousAtEach resizes the page to each viewport in turn and checks axe
-// there: one page and one set of runs serve both sizes (a run is the costly
-// part; axe and the layout only need the size).
-async function seriousAtEach(page, what, shotName) {
-  await atEach(page, async (vp) => {
-    assert.deepEqual(await serious(page), [], `${what} (${vp.width})`);
-    if (shotName) await page.screenshot({ path: path.join(artifacts, `${shotName}-${vp.width}.png`), fullPage: true });
+for (const vp of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+  test(`axe-core: no serious or critical violations after a run (${vp.width})`, async () => {
+    const page = await openPage(browser.context, srv.url);
+    await page.setViewportSize(vp);
+    assert.deepEqual(await serious(page), [], "before a run");
+    await run(page);
+    assert.deepEqual(await serious(page), [], "after a run");
+    // a second run: the compare view (runs list, baseline select, change columns)
+    await page.locator('[data-testid="preset-select"]').selectOption("1-worker");
+    await run(page);
+    // with a tooltip open
+    await page.locator('[data-testid="kpi-ttft"] button.help').focus();
+    assert.deepEqual(await serious(page), [], "compare view");
+    await page.screenshot({ path: path.join(artifacts, `a11y-${vp.width}.png`), fullPage: true });
+    assert.deepEqual(page.pageErrors, []);
+    await page.close();
   });
 }
-
-test("axe-core: no serious or critical violations after a run (1280 and 390)", async () => {
-  const page = await openPage(browser.context, srv.url);
-  await seriousAtEach(page, "before a run");
-  await run(page);
-  await seriousAtEach(page, "after a run");
-  // a second run: the compare view (runs list, baseline select, change columns)
-  await page.locator('[data-testid="preset-select"]').selectOption("1-worker");
-  await run(page);
-  // with a tooltip open
-  await page.locator('[data-testid="kpi-ttft"] button.help').focus();
-  await seriousAtEach(page, "compare view", "a11y");
-  assert.deepEqual(page.pageErrors, []);
-  await page.close();
-});
 
 // The explanations: a request's life (its list, lane chart and opened
 // passes), its TTFT bar and a real run's overlay.
@@ -98,26 +91,25 @@ test("axe-core: no serious or critical violations with a request explained and a
 });
 
 // The planner panel: its plots (one with a decision's tip shown), the
-// summary line and the opened decisions table, at both sizes (one run,
-// the page resized).
-test("axe-core: no serious or critical violations with the planner panel (1280 and 390)", async () => {
-  const page = await openPage(browser.context, srv.url);
-  await page.locator('[data-testid="preset-select"]').selectOption("planner-hybrid");
-  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
-  await run(page);
-  await page.waitForFunction(() => window.dynosimPlanner.describe()?.drawn, null, { timeout: 30000 });
-  const fold = page.locator('[data-testid="planner-timeline"] details.plannerdecisions summary');
-  if (await fold.count()) await fold.click();
-  await atEach(page, async (vp) => {
+// summary line and the opened decisions table, at both sizes.
+for (const vp of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+  test(`axe-core: no serious or critical violations with the planner panel (${vp.width})`, async () => {
+    const page = await openPage(browser.context, srv.url);
+    await page.setViewportSize(vp);
+    await page.locator('[data-testid="preset-select"]').selectOption("planner-hybrid");
+    await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
+    await run(page);
     await page.waitForFunction(() => window.dynosimPlanner.describe()?.drawn, null, { timeout: 30000 });
+    const fold = page.locator('[data-testid="planner-timeline"] details.plannerdecisions summary');
+    if (await fold.count()) await fold.click();
     await page.locator('[data-testid="planner-plot-workers"]').scrollIntoViewIfNeeded();
     const m = await page.evaluate(() => window.dynosimPlanner.describe().plots[0].markers[0]);
     if (m) {
       await page.mouse.move(m.x, m.y);
       await page.locator('[data-testid="planner-tip"]').waitFor({ state: "visible" });
     }
-    assert.deepEqual(await serious(page), [], `planner panel (${vp.width})`);
+    assert.deepEqual(await serious(page), [], "planner panel");
+    assert.deepEqual(page.pageErrors, []);
+    await page.close();
   });
-  assert.deepEqual(page.pageErrors, []);
-  await page.close();
-});
+}
