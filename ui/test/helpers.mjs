@@ -110,3 +110,27 @@ export function stripWallText(json) {
   const re = new RegExp(`"(${WALL_FIELDS.join("|")})"\\s*:\\s*-?[0-9.eE+-]+(,\\s*)?`, "g");
   return json.replace(re, "").replace(/,(\s*[}\]])/g, "$1");
 }
+
+// VIEWPORTS are the two sizes the results are checked at: a laptop and a phone.
+export const VIEWPORTS = [{ width: 1280, height: 800 }, { width: 390, height: 844 }];
+
+// resizeTo sets the page's viewport and, when that changes its size, waits
+// until the page's debounced resize handlers (150 ms; charts, planner and
+// explain redraw there) have run: the listener added here runs after the
+// page's own, so its later timer fires after theirs. Tests resize one page
+// instead of running the same simulation again at each size.
+export async function resizeTo(page, vp) {
+  const cur = page.viewportSize();
+  if (cur && cur.width === vp.width && cur.height === vp.height) return;
+  const redrawn = page.evaluate(() => new Promise((r) => window.addEventListener("resize", () => setTimeout(r, 400), { once: true })));
+  await page.setViewportSize(vp);
+  await redrawn;
+}
+
+// atEach runs check at each of VIEWPORTS on one page, resizing it between.
+export async function atEach(page, check) {
+  for (const vp of VIEWPORTS) {
+    await resizeTo(page, vp);
+    await check(vp);
+  }
+}

@@ -1,7 +1,8 @@
 // Browser tests of the results as a product (answers first, the model
 // badge, compare, honest state, help, phones, the default run): each at
-// 1280×800 and 390×844, with screenshots test-artifacts/<name>-1280.png and
-// <name>-390.png. Headless Debian Chromium via playwright-core against
+// 1280×800 and 390×844 (one page, resized between the two), with
+// screenshots test-artifacts/<name>-1280.png and <name>-390.png. Headless
+// Debian Chromium via playwright-core against
 // `dynosim serve` on a free loopback port.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -10,7 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { startServer, launch, openPage, artifacts, bin, repo, stripWall, WALL_FIELDS } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, bin, repo, stripWall, WALL_FIELDS, VIEWPORTS, resizeTo, atEach } from "./helpers.mjs";
 
 let srv, browser;
 const dir = mkdtempSync(path.join(tmpdir(), "dynosim-layout-"));
@@ -20,7 +21,6 @@ writeFileSync(path.join(dir, "garbage.jsonl"), "this is not a trace\n");
 const defaultYAML = readFileSync(path.join(repo, "internal/defaultconfig/default.yaml"), "utf8");
 const twoWorkers = defaultYAML.replace("replicas: 8", "replicas: 2");
 
-const VIEWPORTS = [{ width: 1280, height: 800 }, { width: 390, height: 844 }];
 const tid = (page, id) => page.locator(`[data-testid="${id}"]`);
 const shot = (page, name) => page.screenshot({ path: path.join(artifacts, `${name}-${page.viewportSize().width}.png`), fullPage: true });
 
@@ -33,10 +33,10 @@ after(async () => {
   if (srv) await srv.stop();
 });
 
-// open loads the page at a viewport size.
-async function open(vp) {
+// open loads the page at a viewport size (the laptop's unless told).
+async function open(vp = VIEWPORTS[0]) {
   const page = await openPage(browser.context, srv.url);
-  await page.setViewportSize(vp);
+  await resizeTo(page, vp);
   return page;
 }
 
@@ -60,26 +60,30 @@ async function noSideways(page) {
   assert.ok(sw <= vw, `page is ${sw}px wide at ${vw}px`);
 }
 
-for (const vp of VIEWPORTS) {
-  const w = vp.width;
+// Each test below runs its simulations once on one page and makes every
+// check at both sizes, resizing the page between them (atEach): a run's
+// results do not depend on the viewport, only their layout does.
 
-  test(`answers first: headline figures, then the AIPerf table, then the grouped summary; the default run is the CLI's (${w})`, async () => {
-    const page = await open(vp);
-    // 7. the page's default (sample and config) is the CLI's bare default
+test("answers first: headline figures, then the AIPerf table, then the grouped summary; the default run is the CLI's (1280 and 390)", async () => {
+  const page = await open();
+  // 7. the page's default (sample and config) is the CLI's bare default
+  await atEach(page, async () => {
     assert.equal(await tid(page, "sample-select").inputValue(), "default");
     assert.match(await tid(page, "default-note").innerText(), /same run as a bare dynosim predict/);
-    await runWith(page, null, { trace: null });
-    const native = spawnSync(bin, ["predict", "--format", "json"], { cwd: dir, encoding: "utf8", maxBuffer: 64 << 20 });
-    assert.equal(native.status, 0, native.stderr);
-    const report = JSON.parse(native.stdout);
-    const [dl] = await Promise.all([page.waitForEvent("download"), tid(page, "download-report").click()]);
-    // the same report, wall clock aside (the page captures per-request records, which only its coverage section says)
-    const pageReport = stripWall(JSON.parse(readFileSync(await dl.path(), "utf8")));
-    const cliReport = stripWall(JSON.parse(native.stdout));
-    delete pageReport.coverage; delete cliReport.coverage;
-    assert.deepEqual(pageReport, cliReport, "the page's default run is `dynosim predict`'s");
-    const s = report.summary;
+  });
+  await runWith(page, null, { trace: null });
+  const native = spawnSync(bin, ["predict", "--format", "json"], { cwd: dir, encoding: "utf8", maxBuffer: 64 << 20 });
+  assert.equal(native.status, 0, native.stderr);
+  const report = JSON.parse(native.stdout);
+  const [dl] = await Promise.all([page.waitForEvent("download"), tid(page, "download-report").click()]);
+  // the same report, wall clock aside (the page captures per-request records, which only its coverage section says)
+  const pageReport = stripWall(JSON.parse(readFileSync(await dl.path(), "utf8")));
+  const cliReport = stripWall(JSON.parse(native.stdout));
+  delete pageReport.coverage; delete cliReport.coverage;
+  assert.deepEqual(pageReport, cliReport, "the page's default run is `dynosim predict`'s");
+  const s = report.summary;
 
+  await atEach(page, async () => {
     // the status line says what ran
     assert.match(await page.locator(".status").innerText(), /^Done: 1,000 requests, 8 × H100 SXM, default timing — \d+\.\d s$/);
 
@@ -122,13 +126,15 @@ for (const vp of VIEWPORTS) {
     for (const k of WALL_FIELDS) assert.match(speed, new RegExp(k));
     await noSideways(page);
     await shot(page, "answers-first");
-    assert.deepEqual(page.pageErrors, []);
-    await page.close();
   });
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
 
-  test(`what model is this: timing badge, memory fit per pool, warnings (${w})`, async () => {
-    const page = await open(vp);
-    await runWith(page, twoWorkers);
+test("what model is this: timing badge, memory fit per pool, warnings (1280 and 390)", async () => {
+  const page = await open();
+  await runWith(page, twoWorkers);
+  await atEach(page, async () => {
     const badge = (await tid(page, "timing-badge").innerText()).replace(/\s+/g, " ");
     assert.match(badge, /Model llama-3\.1-8b, aggregated/);
     // The badge states the GPU family's end-to-end validation error.
@@ -138,38 +144,46 @@ for (const vp of VIEWPORTS) {
     assert.match(mem, /^aggregated, per H100 SXM \(79\.6 GiB\): weights 15\.0 GiB, KV cache [\d.]+ GiB \([\d,]+ blocks of 64 tokens, capacity default\), reserve 2\.0 GiB, free [\d.]+ GiB$/);
     assert.equal(await tid(page, "warnings").count(), 0);
     await shot(page, "badge");
+  });
 
-    // A GPU with no public serving measurement says so.
-    await runWith(page, twoWorkers.replace("hardware: h100_sxm", "hardware: l40s"));
+  // A GPU with no public serving measurement says so.
+  await runWith(page, twoWorkers.replace("hardware: h100_sxm", "hardware: l40s"));
+  await atEach(page, async () => {
     assert.match((await tid(page, "timing-badge").innerText()).replace(/\s+/g, " "), /roofline: not validated end to end on l40s \(no public serving measurement\)/);
+  });
 
-    // disaggregated: a line per pool
-    await tid(page, "preset-select").selectOption("disaggregated");
-    await runWith(page, null);
+  // disaggregated: a line per pool
+  await tid(page, "preset-select").selectOption("disaggregated");
+  await runWith(page, null);
+  await atEach(page, async () => {
     assert.equal(await page.locator('[data-testid="memory-fit"] .memline').count(), 2);
     assert.match(await tid(page, "memory-fit").innerText(), /^prefill, per H100 SXM[^\n]*\ndecode, per H100 SXM/);
     assert.match((await tid(page, "timing-badge").innerText()).replace(/\s+/g, " "), /prefill: default timing .* decode: default timing/);
     assert.match(await page.locator(".status").innerText(), /^Done: 300 requests, 2 × H100 SXM prefill \+ 2 × H100 SXM decode, default timing — /);
     assert.match((await page.locator('[data-testid="summary"] caption').allInnerTexts()).join("|"), /Disaggregation/);
+  });
 
-    // a KV pool that does not fit the GPU (timing ignores the hardware): marked, and the warning shown
-    await runWith(page, "engine:\n  workers:\n    aggregated:\n      parallelism: {replicas: 2}\n      kv_cache: {capacity: {type: fixed, blocks: 200000}}\n      timing: {type: polynomial}\n");
+  // a KV pool that does not fit the GPU (timing ignores the hardware): marked, and the warning shown
+  await runWith(page, "engine:\n  workers:\n    aggregated:\n      parallelism: {replicas: 2}\n      kv_cache: {capacity: {type: fixed, blocks: 200000}}\n      timing: {type: polynomial}\n");
+  await atEach(page, async () => {
     assert.equal(await page.locator('[data-testid="memory-fit"] .memline.nofit').count(), 1);
     assert.match(await tid(page, "memory-fit").innerText(), /does not fit: [\d.]+ GiB over the GPU's memory/);
     assert.match(await tid(page, "warnings").innerText(), /^Warning: engine\.workers\.aggregated\.kv_cache\.capacity: 200000 blocks/);
     assert.match((await tid(page, "timing-badge").innerText()).replace(/\s+/g, " "), /polynomial timing/);
     await noSideways(page);
     await shot(page, "memory-nofit");
-    assert.deepEqual(page.pageErrors, []);
-    await page.close();
   });
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
 
-  test(`compare: named runs, editable and removable, deltas against a chosen baseline, never for wall clock (${w})`, async () => {
-    const page = await open(vp);
-    await runWith(page, twoWorkers);
-    await runWith(page, twoWorkers.replace("replicas: 2", "replicas: 4"));
-    await runWith(page, twoWorkers.replace("replicas: 2", "replicas: 4").replace("policy: round_robin", "policy: kv_router"));
-    const names = () => page.locator('[data-testid="runs"] input.runname').evaluateAll((els) => els.map((e) => e.value));
+test("compare: named runs, editable and removable, deltas against a chosen baseline, never for wall clock (1280 and 390)", async () => {
+  const page = await open();
+  await runWith(page, twoWorkers);
+  await runWith(page, twoWorkers.replace("replicas: 2", "replicas: 4"));
+  await runWith(page, twoWorkers.replace("replicas: 2", "replicas: 4").replace("policy: round_robin", "policy: kv_router"));
+  const names = () => page.locator('[data-testid="runs"] input.runname').evaluateAll((els) => els.map((e) => e.value));
+  await atEach(page, async () => {
     assert.deepEqual(await names(), ["run 1", "replicas=4", "router.policy=kv_router"]);
 
     // default baseline: the previous run
@@ -180,78 +194,94 @@ for (const vp of VIEWPORTS) {
     assert.match(sum, /mean_ttft_ms\s+[\d,.]+ ms[^\n]*\s+[\d,.]+ ms[^\n]*\s+[+-]\d+\.\d%/);
     for (const k of WALL_FIELDS) assert.doesNotMatch(sum, new RegExp(k), `${k} is never compared`);
     assert.equal(await page.locator('[data-testid="simulator-speed"] thead th').count(), 2, "the speed table has no compare columns");
+  });
 
-    // choose the first run as baseline
-    await tid(page, "baseline-select").selectOption({ label: "run 1" });
-    await page.waitForFunction(() => /compared with run 1/.test(document.querySelector('[data-testid="summary"]').innerText));
+  // choose the first run as baseline
+  await tid(page, "baseline-select").selectOption({ label: "run 1" });
+  await page.waitForFunction(() => /compared with run 1/.test(document.querySelector('[data-testid="summary"]').innerText));
+  await atEach(page, async () => {
     assert.equal(await page.locator('[data-testid="summary"] table').first().locator("thead th").nth(2).innerText(), "Baseline: run 1");
+  });
 
-    // rename: the plots get the new name
-    const input = page.locator('[data-testid="runs"] input.runname').nth(1);
-    await input.fill("four workers");
-    await input.press("Enter");
-    await input.blur();
-    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="runs"] input.runname')].some((e) => e.value === "four workers"));
-    const chartNames = await page.evaluate(() => (window.dynosimCharts.runs || []).map((r) => r.name));
-    if (await page.evaluate(() => typeof window.dynosimCharts.setRuns === "function")) {
-      assert.deepEqual(chartNames, ["router.policy=kv_router", "four workers", "run 1"], "setRuns gets every run, the current first");
-    }
+  // rename: the plots get the new name
+  const input = page.locator('[data-testid="runs"] input.runname').nth(1);
+  await input.fill("four workers");
+  await input.press("Enter");
+  await input.blur();
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="runs"] input.runname')].some((e) => e.value === "four workers"));
+  const chartNames = await page.evaluate(() => (window.dynosimCharts.runs || []).map((r) => r.name));
+  if (await page.evaluate(() => typeof window.dynosimCharts.setRuns === "function")) {
+    assert.deepEqual(chartNames, ["router.policy=kv_router", "four workers", "run 1"], "setRuns gets every run, the current first");
+  }
 
-    // remove the baseline: the previous run is the baseline again
-    await page.locator('[data-testid="runs"] li').first().locator("button", { hasText: "Remove" }).click();
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid="runs"] li').length === 2);
+  // remove the baseline: the previous run is the baseline again
+  await page.locator('[data-testid="runs"] li').first().locator("button", { hasText: "Remove" }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="runs"] li').length === 2);
+  await atEach(page, async () => {
     assert.deepEqual(await names(), ["four workers", "router.policy=kv_router"]);
     assert.equal(await page.locator('[data-testid="summary"] table').first().locator("thead th").nth(2).innerText(), "Previous run");
-    // remove the current run: the one before it is shown, with nothing to compare
-    await page.locator('[data-testid="runs"] li').nth(1).locator("button", { hasText: "Remove" }).click();
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid="runs"] li').length === 1);
+  });
+  // remove the current run: the one before it is shown, with nothing to compare
+  await page.locator('[data-testid="runs"] li').nth(1).locator("button", { hasText: "Remove" }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="runs"] li').length === 1);
+  await atEach(page, async () => {
     assert.equal(await page.locator('[data-testid="summary"] table').first().locator("thead th").count(), 2);
     await noSideways(page);
     await shot(page, "compare");
-    assert.deepEqual(page.pageErrors, []);
-    await page.close();
+  });
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
+
+test("honest state: edited inputs and failed runs mark the results stale until the next success (1280 and 390)", async () => {
+  const page = await open();
+  await runWith(page, twoWorkers);
+  const opacity = () => page.evaluate(() => Number(getComputedStyle(document.querySelector('[data-testid="aiperf-table"]').closest(".tablewrap")).opacity));
+  await atEach(page, async () => {
+    assert.equal(await tid(page, "stale").count(), 0);
+    assert.equal(await opacity(), 1);
   });
 
-  test(`honest state: edited inputs and failed runs mark the results stale until the next success (${w})`, async () => {
-    const page = await open(vp);
-    await runWith(page, twoWorkers);
-    assert.equal(await tid(page, "stale").count(), 0);
-    const opacity = () => page.evaluate(() => Number(getComputedStyle(document.querySelector('[data-testid="aiperf-table"]').closest(".tablewrap")).opacity));
-    assert.equal(await opacity(), 1);
-
-    // an edited config
-    await tid(page, "config-editor").fill(twoWorkers.replace("replicas: 2", "replicas: 3"));
-    await tid(page, "stale").waitFor();
+  // an edited config
+  await tid(page, "config-editor").fill(twoWorkers.replace("replicas: 2", "replicas: 3"));
+  await tid(page, "stale").waitFor();
+  await atEach(page, async () => {
     assert.match(await tid(page, "stale").innerText(), /^These results are from an earlier run \(run 1\): the config, trace or profile has changed since\. Run again/);
     assert.ok(await opacity() < 1, "stale tables are dimmed");
     await shot(page, "stale-edited");
-    // back to the config that ran: not stale
-    await tid(page, "config-editor").fill(twoWorkers);
-    await page.waitForFunction(() => !document.querySelector('[data-testid="stale"]'));
+  });
+  // back to the config that ran: not stale
+  await tid(page, "config-editor").fill(twoWorkers);
+  await page.waitForFunction(() => !document.querySelector('[data-testid="stale"]'));
 
-    // a failed run
-    await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "garbage.jsonl"));
-    await tid(page, "run").click();
-    await tid(page, "error").waitFor({ timeout: 30000 });
-    await tid(page, "stale").waitFor();
+  // a failed run
+  await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "garbage.jsonl"));
+  await tid(page, "run").click();
+  await tid(page, "error").waitFor({ timeout: 30000 });
+  await tid(page, "stale").waitFor();
+  await atEach(page, async () => {
     assert.match(await tid(page, "stale").innerText(), /the last run failed/);
     assert.ok(await opacity() < 1);
     assert.equal(await page.locator(".status").innerText().then((t) => t.startsWith("Failed.")), true);
     await noSideways(page);
     await shot(page, "stale-failed");
+  });
 
-    // the next success clears it
-    await runWith(page, null);
+  // the next success clears it
+  await runWith(page, null);
+  await atEach(page, async () => {
     assert.equal(await tid(page, "stale").count(), 0);
     assert.equal(await opacity(), 1);
     assert.match(await page.locator(".status").innerText(), /^Done: 300 requests, 2 × H100 SXM, default timing — \d+\.\d s$/);
-    assert.deepEqual(page.pageErrors, []);
-    await page.close();
   });
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
 
-  test(`help: every metric has a keyboard-reachable tooltip; the glossary explains the confusing fields (${w})`, async () => {
-    const page = await open(vp);
-    await runWith(page, twoWorkers);
+test("help: every metric has a keyboard-reachable tooltip; the glossary explains the confusing fields (1280 and 390)", async () => {
+  const page = await open();
+  await runWith(page, twoWorkers);
+  await atEach(page, async (vp) => {
     // every KPI card and table row has a help button whose tooltip has text
     const missing = await page.evaluate(() => {
       const bad = [];
@@ -294,10 +324,10 @@ for (const vp of VIEWPORTS) {
     await page.locator('.results a[href="#glossary"]').click();
     await page.waitForFunction(() => location.hash === "#glossary");
     await shot(page, "glossary");
-    assert.deepEqual(page.pageErrors, []);
-    await page.close();
   });
-}
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
 
 test("phones: at 390 px every table reflows into cards, values beside their names, plots fit, no sideways scroll", async () => {
   const page = await open({ width: 390, height: 844 });
