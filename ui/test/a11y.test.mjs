@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { startServer, openPage, patient, artifacts, repo } from "./helpers.mjs";
+import { startServer, openPage, patient, artifacts, repo, ACTION_MS } from "./helpers.mjs";
 
 let srv, browser;
 const axePath = path.join(repo, "node_modules/axe-core/axe.min.js");
@@ -46,8 +46,8 @@ async function run(page) {
   const n = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
   await page.locator('[data-testid="run"]').click();
   await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
-    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: 60000 });
-  await page.waitForFunction(() => document.querySelectorAll("#charts canvas").length > 0, null, { timeout: 10000 });
+    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: ACTION_MS });
+  await page.waitForFunction(() => document.querySelectorAll("#charts canvas").length > 0, null, { timeout: ACTION_MS });
 }
 
 for (const vp of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
@@ -75,13 +75,13 @@ test("axe-core: no serious or critical violations with a request explained and a
   const page = await openPage(browser.context, srv.url);
   await run(page);
   await page.locator('[data-testid="requests"] tbody tr').nth(1).click();
-  await page.waitForFunction(() => window.dynosimExplain.describe().timeline?.drawn, null, { timeout: 60000 });
+  await page.waitForFunction(() => window.dynosimExplain.describe().timeline?.drawn, null, { timeout: ACTION_MS });
   const fold = page.locator('[data-testid="request-timeline"] li[data-event="passes"] button').first();
   if (await fold.count()) await fold.click();
   const fixtures = path.join(repo, "core/measured/testdata/aiperf-run1");
   if (existsSync(fixtures)) {
     await page.locator('[data-testid="real-input"]').setInputFiles(["profile_export_aiperf.json", "profile_export.jsonl"].map((n) => path.join(fixtures, n)));
-    await page.locator('[data-testid="real-overlay"]').waitFor({ timeout: 30000 });
+    await page.locator('[data-testid="real-overlay"]').waitFor({ timeout: ACTION_MS });
     await page.locator(".realmore summary").click();
   }
   assert.deepEqual(await serious(page), [], "explained");
@@ -99,7 +99,7 @@ for (const vp of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
     await page.locator('[data-testid="preset-select"]').selectOption("planner-hybrid");
     await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
     await run(page);
-    await page.waitForFunction(() => window.dynosimPlanner.describe()?.drawn, null, { timeout: 30000 });
+    await page.waitForFunction(() => window.dynosimPlanner.describe()?.drawn, null, { timeout: ACTION_MS });
     const fold = page.locator('[data-testid="planner-timeline"] details.plannerdecisions summary');
     if (await fold.count()) await fold.click();
     await page.locator('[data-testid="planner-plot-workers"]').scrollIntoViewIfNeeded();

@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import { once } from "node:events";
 import path from "node:path";
-import { startServer, launch, artifacts, repo } from "./helpers.mjs";
+import { startServer, launch, artifacts, repo, ACTION_MS } from "./helpers.mjs";
 
 let srv, host, browser, simOrigin, hostURL;
 
@@ -93,21 +93,21 @@ test("the embed demo runs every simulator cross-origin under a strict host CSP",
     await el.scrollIntoViewIfNeeded(); // loading="lazy"
     const frame = await (await el.elementHandle()).contentFrame();
     assert.ok(frame, `${id}: the iframe has a frame`);
-    await frame.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: 90000 });
+    await frame.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: ACTION_MS });
     assert.equal(new URL(frame.url()).origin, simOrigin, `${id}: served by the simulator's origin`);
     assert.ok(await frame.evaluate(() => document.documentElement.classList.contains("embed")), `${id}: embed mode`);
     const fl = page.frameLocator(`iframe[data-demo="${id}"]`);
     assert.match(await fl.locator('[data-testid="config-editor"]').inputValue(), want.config, `${id}: share-link config`);
     assert.equal(await fl.locator('[data-testid="sample-select"]').inputValue(), "synthetic", `${id}: sample`);
-    await frame.waitForFunction(() => document.querySelector('[data-testid="config-status"]')?.textContent === "Config is valid.", null, { timeout: 30000 });
+    await frame.waitForFunction(() => document.querySelector('[data-testid="config-status"]')?.textContent === "Config is valid.", null, { timeout: ACTION_MS });
     await fl.locator('[data-testid="run"]').click();
-    await fl.locator('[data-testid="summary"]').waitFor({ timeout: 120000 });
+    await fl.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
     assert.equal(await fl.locator('[data-testid="error"]').count(), 0, `${id}: no error`);
     const s = summaryValues(await fl.locator('[data-testid="summary"]').innerText());
     assert.ok(s.completed_requests > 0, `${id}: completed_requests in ${JSON.stringify(s)}`);
     if (want.ok) assert.ok(want.ok(s), `${id}: ${JSON.stringify(s)}`);
     results[id] = s;
-    await fl.locator('[data-testid="charts"]').waitFor({ timeout: 30000 });
+    await fl.locator('[data-testid="charts"]').waitFor({ timeout: ACTION_MS });
   }
   // The concepts the captions claim.
   assert.ok(results["prefix-kv-router"].prefix_cache_reused_ratio > results["prefix-round-robin"].prefix_cache_reused_ratio,
@@ -161,7 +161,7 @@ test("dynosim serve serves the demo page", async () => {
   assert.equal(res.status(), 200);
   assert.equal(await page.locator("iframe").count(), 5);
   const fl = page.frameLocator('iframe[data-demo="kv-pressure"]');
-  await fl.locator('[data-testid="run"]').waitFor({ timeout: 90000 });
+  await fl.locator('[data-testid="run"]').waitFor({ timeout: ACTION_MS });
   assert.match(await fl.locator('[data-testid="config-editor"]').inputValue(), /blocks: 512/);
   const problems = await page.evaluate(() => window.__embedProblems);
   assert.deepEqual(problems, []);

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFile
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { startServer, launch, openPage, artifacts, repo } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, repo, ACTION_MS } from "./helpers.mjs";
 
 let srv, browser;
 const dir = mkdtempSync(path.join(tmpdir(), "dynosim-explain-"));
@@ -49,7 +49,7 @@ async function run(page) {
   const n = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
   await tid(page, "run").click();
   await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
-    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: 90000 });
+    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: ACTION_MS });
 }
 
 // breakdown reads the breakdown table: [{part, ms, requestMs}] and the totals.
@@ -77,7 +77,7 @@ async function waitTimeline(page, uuid) {
   await page.waitForFunction((u) => {
     const t = document.querySelector('[data-testid="request-timeline"] .lifehead');
     return t && t.textContent.startsWith("Request " + u + ":") && window.dynosimExplain.describe().timeline?.drawn;
-  }, uuid, { timeout: 90000 });
+  }, uuid, { timeout: ACTION_MS });
 }
 
 test("the TTFT breakdown adds up; a selected request shows its life and its own bar", async () => {
@@ -233,7 +233,7 @@ test("a real run: measured vs predicted table and CDFs; a wrong file is an error
   await run(page);
   const overlay = tid(page, "real-overlay");
   await tid(page, "real-input").setInputFiles(aiperf);
-  await overlay.waitFor({ timeout: 30000 });
+  await overlay.waitFor({ timeout: ACTION_MS });
   let text = await overlay.innerText();
   assert.match(text, /aiperf/);
   assert.match(text, /mean_ttft_ms/);
@@ -254,7 +254,7 @@ test("a real run: measured vs predicted table and CDFs; a wrong file is an error
 
   // a wrong file: the page's error area names it; the overlay goes, the page works
   await tid(page, "real-input").setInputFiles(path.join(dir, "notes.json"));
-  await page.waitForFunction(() => /real run \(notes\.json\)/.test(document.querySelector('[data-testid="error"]')?.textContent || ""), null, { timeout: 30000 });
+  await page.waitForFunction(() => /real run \(notes\.json\)/.test(document.querySelector('[data-testid="error"]')?.textContent || ""), null, { timeout: ACTION_MS });
   assert.match(await tid(page, "error").innerText(), /notes\.json/);
   assert.equal(await overlay.count(), 0);
   assert.ok(await tid(page, "run").isEnabled());
@@ -264,7 +264,7 @@ test("a real run: measured vs predicted table and CDFs; a wrong file is an error
   // vllm bench serve results (a summary, and one saved with --save-detailed)
   for (const vllm of vllms) {
     await tid(page, "real-input").setInputFiles(vllm);
-    await page.waitForFunction((name) => document.querySelector('[data-testid="real-overlay"] caption')?.textContent.includes(name), path.basename(vllm), { timeout: 30000 });
+    await page.waitForFunction((name) => document.querySelector('[data-testid="real-overlay"] caption')?.textContent.includes(name), path.basename(vllm), { timeout: ACTION_MS });
     text = await overlay.innerText();
     assert.match(text, /vllm bench serve/);
     assert.equal(await tid(page, "error").count(), 0, "the error went with a good file");
@@ -274,7 +274,7 @@ test("a real run: measured vs predicted table and CDFs; a wrong file is an error
   }
   if (!vllms.length) t.diagnostic("no vllm bench serve fixture in core/measured/testdata: its overlay is not checked");
   await tid(page, "real-input").setInputFiles(aiperf);
-  await page.waitForFunction(() => /aiperf/.test(document.querySelector('[data-testid="real-overlay"] caption')?.textContent || ""), null, { timeout: 30000 });
+  await page.waitForFunction(() => /aiperf/.test(document.querySelector('[data-testid="real-overlay"] caption')?.textContent || ""), null, { timeout: ACTION_MS });
   assert.equal(await tid(page, "error").count(), 0, "the error went with a good file");
 
   // the loaded files are compared again with each new run
@@ -284,7 +284,7 @@ test("a real run: measured vs predicted table and CDFs; a wrong file is an error
   await page.waitForFunction((b) => {
     const r = document.querySelector('[data-testid="real-overlay"] .realtable tbody tr');
     return r && r.innerText !== b;
-  }, before, { timeout: 30000 });
+  }, before, { timeout: ACTION_MS });
 
   // phones: nothing scrolls sideways
   await page.setViewportSize({ width: 390, height: 844 });
@@ -307,12 +307,12 @@ test("a real run's requests replayed: convert, predict, compare the same workloa
   const overlay = tid(page, "real-overlay");
   for (const real of runs) {
     await tid(page, "real-input").setInputFiles(real);
-    await page.waitForFunction(() => document.querySelector('[data-testid="real-use-trace"]'), null, { timeout: 30000 });
+    await page.waitForFunction(() => document.querySelector('[data-testid="real-use-trace"]'), null, { timeout: ACTION_MS });
     await tid(page, "real-use-trace").click();
     assert.match(await tid(page, "trace-label").innerText(), /-trace\.jsonl/);
     await run(page);
     await page.waitForFunction(() => !document.querySelector('[data-testid="real-overlay"] .realnote') &&
-      /completed_requests/.test(document.querySelector('[data-testid="real-overlay"]')?.textContent || ""), null, { timeout: 30000 });
+      /completed_requests/.test(document.querySelector('[data-testid="real-overlay"]')?.textContent || ""), null, { timeout: ACTION_MS });
     await overlay.locator("details.realmore summary").click();
     const rows = await overlay.locator(".realtable tbody tr").evaluateAll((trs) =>
       Object.fromEntries(trs.map((tr) => [tr.children[0].textContent, tr.children[3].textContent])));

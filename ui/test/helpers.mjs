@@ -75,7 +75,7 @@ export async function openPage(context, url, { consoleLog } = {}) {
   page.on("pageerror", (e) => errors.push(e.message));
   if (consoleLog) page.on("console", (m) => consoleLog.push(m.type() + ": " + m.text()));
   await page.goto(url);
-  await page.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: 60000 });
+  await page.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: ACTION_MS });
   page.pageErrors = errors;
   return page;
 }
@@ -83,11 +83,11 @@ export async function openPage(context, url, { consoleLog } = {}) {
 // runConfigured waits until the page accepts the config it shows, runs it
 // and waits until this run is done and listed.
 export async function runConfigured(page) {
-  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: ACTION_MS });
   const n = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
   await page.locator('[data-testid="run"]').click();
   await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
-    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: 120000 });
+    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: ACTION_MS });
 }
 
 // WALL_FIELDS are the report fields that measure wall-clock time.

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { startServer, launch, openPage, artifacts, bin, repo, stripWall, WALL_FIELDS, VIEWPORTS, resizeTo, atEach } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, bin, repo, stripWall, WALL_FIELDS, VIEWPORTS, resizeTo, atEach, ACTION_MS } from "./helpers.mjs";
 
 let srv, browser;
 const dir = mkdtempSync(path.join(tmpdir(), "dynosim-layout-"));
@@ -46,12 +46,12 @@ async function runWith(page, config, { trace = "small.jsonl" } = {}) {
   if (trace) await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, trace));
   if (config) {
     await tid(page, "config-editor").fill(config);
-    await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: ACTION_MS });
   }
   const before = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
   await tid(page, "run").click();
   await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
-    document.querySelectorAll('[data-testid="runs"] li').length !== n, before, { timeout: 60000 });
+    document.querySelectorAll('[data-testid="runs"] li').length !== n, before, { timeout: ACTION_MS });
 }
 
 // noSideways asserts that nothing needs sideways scrolling.
@@ -257,7 +257,7 @@ test("honest state: edited inputs and failed runs mark the results stale until t
   // a failed run
   await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "garbage.jsonl"));
   await tid(page, "run").click();
-  await tid(page, "error").waitFor({ timeout: 30000 });
+  await tid(page, "error").waitFor({ timeout: ACTION_MS });
   await tid(page, "stale").waitFor();
   await atEach(page, async () => {
     assert.match(await tid(page, "stale").innerText(), /the last run failed/);

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync, readFil
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { startServer, launch, openPage, artifacts, bin, repo, stripWall, stripWallText } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, bin, repo, stripWall, stripWallText, ACTION_MS } from "./helpers.mjs";
 
 let srv, browser;
 const dir = mkdtempSync(path.join(tmpdir(), "dynosim-page-"));
@@ -52,7 +52,7 @@ test("load, choose a trace, edit the config, run, see the summary", async () => 
   await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
   await page.locator('[data-testid="run"]').click();
   const summary = page.locator('[data-testid="summary"]');
-  await summary.waitFor({ timeout: 60000 });
+  await summary.waitFor({ timeout: ACTION_MS });
   const s = await summary.innerText();
   assert.match(s, /completed_requests\s+300/);
   assert.match(s, /mean_ttft_ms/);
@@ -79,7 +79,7 @@ test("load, choose a trace, edit the config, run, see the summary", async () => 
   // a second run is compared with the first
   await page.locator('[data-testid="preset-select"]').selectOption("1-worker");
   await page.locator('[data-testid="run"]').click();
-  await page.waitForFunction(() => /Previous run/.test(document.querySelector('[data-testid="summary"]')?.innerText || ""), null, { timeout: 60000 });
+  await page.waitForFunction(() => /Previous run/.test(document.querySelector('[data-testid="summary"]')?.innerText || ""), null, { timeout: ACTION_MS });
   await shot(page, "03-compare");
 
   // sorting the per-request table by TTFT, descending
@@ -124,7 +124,7 @@ test("drop zone routes files by type; keyboard runs; focus is visible", async ()
   const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
   assert.notEqual(outline, "none", "focus is visible");
   await page.keyboard.press("Enter");
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
   assert.match(await text(page, "summary"), /completed_requests\s+300/);
   // every form control has a label
   const unlabeled = await page.evaluate(() => [...document.querySelectorAll("input, select, textarea")]
@@ -169,7 +169,7 @@ test("bad inputs show the error and the page keeps working", async () => {
   // garbage trace
   await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "garbage.jsonl"));
   await run.click();
-  await error.waitFor({ timeout: 30000 });
+  await error.waitFor({ timeout: ACTION_MS });
   assert.match(await error.innerText(), /^garbage\.jsonl:1: /);
   await shot(page, "05-bad-trace");
 
@@ -180,21 +180,21 @@ test("bad inputs show the error and the page keeps working", async () => {
   })();
   await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
   await page.locator('[data-testid="config-editor"]').fill("traffic: [\n");
-  await page.waitForFunction((want) => document.querySelector('[data-testid="config-status"]').textContent === want, cliErr, { timeout: 10000 });
+  await page.waitForFunction((want) => document.querySelector('[data-testid="config-status"]').textContent === want, cliErr, { timeout: ACTION_MS });
   assert.equal(await error.innerText(), cliErr);
   await run.click();
-  await page.waitForFunction(() => /Failed/.test(document.body.innerText), null, { timeout: 30000 });
+  await page.waitForFunction(() => /Failed/.test(document.body.innerText), null, { timeout: ACTION_MS });
   assert.equal(await error.innerText(), cliErr);
   await shot(page, "06-bad-yaml");
 
   // unknown key: path named
   await page.locator('[data-testid="config-editor"]').fill("engine: {workerz: 3}\n");
-  await page.waitForFunction(() => /workerz/.test(document.querySelector('[data-testid="config-status"]').textContent), null, { timeout: 10000 });
+  await page.waitForFunction(() => /workerz/.test(document.querySelector('[data-testid="config-status"]').textContent), null, { timeout: ACTION_MS });
 
   // fixed config: works again
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
   await run.click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
   assert.equal(await error.count(), 0);
   assert.deepEqual(page.pageErrors, []);
   await page.close();
@@ -219,7 +219,7 @@ test("an oversized trace and a crashed simulator show errors and the page keeps 
   await page.locator('[data-testid="trace-input"]').setInputFiles(huge);
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
   await run.click();
-  await error.waitFor({ timeout: 30000 });
+  await error.waitFor({ timeout: ACTION_MS });
   assert.equal(await error.innerText(), "huge.jsonl: 513.0 MiB is more than the page takes (512 MiB); replay it with the CLI (dynosim predict)");
   await shot(page, "14-oversized-trace");
 
@@ -230,10 +230,10 @@ test("an oversized trace and a crashed simulator show errors and the page keeps 
   assert.ok(sims.length > 0, "no simulator worker");
   for (const w of sims) await w.evaluate(() => { self.dynosimPredict = () => { throw new Error("Go program has already exited"); }; });
   await run.click();
-  await page.waitForFunction(() => /simulator stopped/.test(document.querySelector('[data-testid="error"]')?.textContent || ""), null, { timeout: 30000 });
+  await page.waitForFunction(() => /simulator stopped/.test(document.querySelector('[data-testid="error"]')?.textContent || ""), null, { timeout: ACTION_MS });
   assert.match(await error.innerText(), /^the simulator stopped \(Go program has already exited\); it may have run out of memory/);
   await run.click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
   assert.equal(await error.count(), 0);
   assert.deepEqual(page.pageErrors, []);
   await page.close();
@@ -248,13 +248,13 @@ test("a wrong .npz profile shows the error and the page keeps working",
     await page.locator('[data-testid="profile-input"]').setInputFiles(path.join(dir, "bad.npz"));
     await page.locator('[data-testid="run"]').click();
     const error = page.locator('[data-testid="error"]');
-    await error.waitFor({ timeout: 30000 });
+    await error.waitFor({ timeout: ACTION_MS });
     await shot(page, "07-bad-npz");
     assert.equal(await error.innerText(), cliErr);
     assert.match(cliErr, /bad\.npz/);
     await page.getByRole("button", { name: "Remove profile" }).click();
     await page.locator('[data-testid="run"]').click();
-    await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+    await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
     assert.equal(await error.count(), 0);
     await page.close();
   });
@@ -277,7 +277,7 @@ test("cancel stops a long run and the next run works", async () => {
   const idle = (await frame()).ms;
   await page.locator('[data-testid="run"]').click();
   const progress = page.locator('[data-testid="progress"]');
-  await page.waitForFunction(() => Number(document.querySelector('[data-testid="progress"]').getAttribute("aria-valuenow")) > 0, null, { timeout: 60000 });
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="progress"]').getAttribute("aria-valuenow")) > 0, null, { timeout: ACTION_MS });
   // the page stays responsive while the worker runs: a frame is drawn while
   // the run is still going, and about as soon as when the page was idle
   const busy = await frame();
@@ -285,7 +285,7 @@ test("cancel stops a long run and the next run works", async () => {
   assert.ok(busy.ms < Math.max(1000, 20 * idle), `main thread blocked: a frame took ${busy.ms} ms (${idle} ms idle)`);
   await shot(page, "08-running");
   await page.locator('[data-testid="cancel"]').click();
-  await page.waitForFunction(() => /Canceled/.test(document.body.innerText), null, { timeout: 30000 });
+  await page.waitForFunction(() => /Canceled/.test(document.body.innerText), null, { timeout: ACTION_MS });
   const at = Number(await progress.getAttribute("aria-valuenow"));
   assert.ok(at < 100, "stopped before the end");
   assert.equal(await page.locator('[data-testid="summary"]').count(), 0);
@@ -318,7 +318,7 @@ test("cancel stops a long run and the next run works", async () => {
   await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
   assert.deepEqual(page.pageErrors, []);
   await page.close();
 });
@@ -328,7 +328,7 @@ test("share link and embed mode", async () => {
   await page.locator('[data-testid="sample-select"]').selectOption("synthetic");
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers + "# shared\n");
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
   await page.locator('[data-testid="share"]').click();
   const url = page.url();
   assert.match(url, /#config=.*sample=synthetic/);
@@ -348,12 +348,12 @@ test("share link and embed mode", async () => {
   }));
   await host.goto(hostURL);
   const frame = await (await host.waitForSelector("iframe")).contentFrame();
-  await frame.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: 60000 });
+  await frame.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: ACTION_MS });
   assert.match(frame.url(), /\?embed=1#/);
   assert.equal(await frame.locator("header").count(), 0, "no chrome in embed mode");
   assert.match(await frame.locator('[data-testid="config-editor"]').inputValue(), /replicas: 2/);
   await frame.locator('[data-testid="run"]').click();
-  await frame.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await frame.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
   await host.screenshot({ path: path.join(artifacts, "10-embed.png"), fullPage: true });
   await host.close();
 });
@@ -372,16 +372,16 @@ test("a 64 KB config works through the file input, the editor and a share link",
   const status = page.locator('[data-testid="config-status"]');
   const runOnce = async (p) => {
     await p.locator('[data-testid="run"]').click();
-    await p.waitForFunction(() => /^Done/.test(document.querySelector(".status").textContent), null, { timeout: 60000 });
+    await p.waitForFunction(() => /^Done/.test(document.querySelector(".status").textContent), null, { timeout: ACTION_MS });
     assert.equal(await p.locator('[data-testid="error"]').count(), 0);
   };
   await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
 
   // the file input
   await page.locator('[data-testid="config-input"]').setInputFiles(path.join(dir, "big.yaml"));
-  await page.waitForFunction((n) => document.querySelector('[data-testid="config-editor"]').value.length === n, big.length, { timeout: 10000 });
+  await page.waitForFunction((n) => document.querySelector('[data-testid="config-editor"]').value.length === n, big.length, { timeout: ACTION_MS });
   assert.equal(await editor.inputValue(), big);
-  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: ACTION_MS });
   await runOnce(page);
 
   // the editor (typing keeps working; the text is not reset)
@@ -390,7 +390,7 @@ test("a 64 KB config works through the file input, the editor and a share link",
   await editor.press("End");
   await editor.pressSequentially("# typed");
   assert.ok((await editor.inputValue()).endsWith("# typed"));
-  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: ACTION_MS });
   await runOnce(page);
   assert.match(await text(page, "summary"), /completed_requests\s+300/);
   // the console table is put in the DOM directly too, and survives renders
@@ -414,7 +414,7 @@ test("a 64 KB config works through the file input, the editor and a share link",
   const hostile = "engine: {" + "k".repeat(64 << 10) + ": 1}\n";
   const frag = "#config=" + Buffer.from(hostile).toString("base64url");
   const bad = await openPage(browser.context, srv.url + frag, { consoleLog });
-  await bad.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent !== "Config is valid.", null, { timeout: 10000 });
+  await bad.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent !== "Config is valid.", null, { timeout: ACTION_MS });
   const msg = await bad.locator('[data-testid="config-status"]').innerText();
   assert.ok(msg.length < 5000, "the message is cut: " + msg.length);
   assert.equal(await bad.locator('[data-testid="config-editor"]').inputValue(), hostile);
@@ -439,8 +439,8 @@ test("the page runs under its Content-Security-Policy", async () => {
   await page.locator('[data-testid="sample-select"]').selectOption("synthetic");
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
-  await page.waitForFunction(() => document.querySelectorAll("#charts canvas").length > 0, null, { timeout: 10000 });
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await page.waitForFunction(() => document.querySelectorAll("#charts canvas").length > 0, null, { timeout: ACTION_MS });
   assert.deepEqual(page.pageErrors, []);
   assert.deepEqual(consoleLog.filter((l) => /Content Security Policy|Refused to/i.test(l)), []);
   await page.close();
@@ -486,7 +486,7 @@ test("hostile cases: the page agrees with the CLI", async () => {
       opts.trace = readFileSync(path.join(c.dir, named[1])).toString("base64");
       opts.traceName = named[1];
     }
-    const r = spawnSync(bin, ["predict", "-c", c.name + ".yaml", "--format", "json"], { cwd: c.dir, encoding: "utf8", maxBuffer: 256 << 20, timeout: 120000 });
+    const r = spawnSync(bin, ["predict", "-c", c.name + ".yaml", "--format", "json"], { cwd: c.dir, encoding: "utf8", maxBuffer: 256 << 20, timeout: ACTION_MS });
     const got = await page.evaluate(async (o) => {
       const bytes = (b64) => Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
       if (o.trace) o.trace = bytes(o.trace);
@@ -520,7 +520,7 @@ test("kv_router: the page shows the router's balance and its estimated overlap",
   await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
   await page.locator('[data-testid="run"]').click();
   const balance = page.locator('[data-testid="router-balance"]');
-  await balance.waitFor({ timeout: 60000 });
+  await balance.waitFor({ timeout: ACTION_MS });
   const shares = (await page.locator('[data-testid="router-balance"] tbody td:nth-child(3)').allInnerTexts()).map(parseFloat);
   assert.equal(shares.length, 2);
   assert.ok(Math.abs(shares[0] + shares[1] - 100) < 0.2, `shares ${shares}`);
@@ -540,10 +540,10 @@ test("disaggregated preset: topology of router, prefill and decode pools, per-po
   assert.doesNotMatch(yaml, /aggregated:/);
   await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: 60000 });
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
   assert.match(await text(page, "summary"), /completed_requests\s+300/);
   const topo = page.locator('[data-testid="topology"]');
-  await topo.waitFor({ timeout: 10000 });
+  await topo.waitFor({ timeout: ACTION_MS });
   for (const id of ["topology-router", "topology-pool-prefill", "topology-link", "topology-pool-decode"]) {
     assert.equal(await page.locator(`[data-testid="topology"] [data-testid="${id}"]`).count(), 1, id);
   }
@@ -579,14 +579,14 @@ test("disaggregated preset: topology of router, prefill and decode pools, per-po
   // the aggregated default again: one pool box, no link, no pool groups
   await page.locator('[data-testid="preset-select"]').selectOption("8-workers");
   await page.locator('[data-testid="run"]').click();
-  await page.waitForFunction(() => document.querySelector('[data-testid="topology-pool-aggregated"]'), null, { timeout: 60000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid="topology-pool-aggregated"]'), null, { timeout: ACTION_MS });
   assert.match(await text(page, "topology-pool-aggregated"), /8 workers × 1 GPU = 8 GPUs/);
   assert.equal(await page.locator('[data-testid="topology-link"]').count(), 0);
   assert.equal(await page.locator('[data-testid="plots-pool-prefill"]').count(), 0);
   // phone-sized viewport: the drawing stacks and the page does not overflow
   await page.locator('[data-testid="preset-select"]').selectOption("disaggregated");
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="topology-link"]').waitFor({ timeout: 60000 });
+  await page.locator('[data-testid="topology-link"]').waitFor({ timeout: ACTION_MS });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForTimeout(500);
   await shot(page, "disaggregated-mobile");

@@ -9,7 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
-import { startServer, launch, openPage, runConfigured, artifacts, bin } from "./helpers.mjs";
+import { startServer, launch, openPage, runConfigured, artifacts, bin, ACTION_MS } from "./helpers.mjs";
 
 let srv, browser;
 const tid = (page, id) => page.locator(`[data-testid="${id}"]`);
@@ -35,7 +35,7 @@ async function runPreset(page, preset) {
 // waitPlots waits until the planner plots are drawn in the page.
 async function waitPlots(page) {
   await tid(page, "planner-timeline").waitFor();
-  await page.waitForFunction(() => window.dynosimPlanner.describe()?.drawn, null, { timeout: 30000 });
+  await page.waitForFunction(() => window.dynosimPlanner.describe()?.drawn, null, { timeout: ACTION_MS });
   return describe(page);
 }
 
@@ -90,7 +90,7 @@ test("the planner preset: the Planner panel with its plots, summary and decision
   // the same planner section as `dynosim predict` with the preset's planner
   const cli = spawnSync(bin, ["predict", "--set", "planner.policy=enabled", "--set", "planner.scaling_policy=load_180_5",
     "--set", "engine.workers.aggregated.parallelism.replicas=2", "--format", "json"],
-    { encoding: "utf8", maxBuffer: 64 << 20, timeout: 120000 });
+    { encoding: "utf8", maxBuffer: 64 << 20, timeout: ACTION_MS });
   assert.equal(cli.status, 0, cli.stderr);
   const native = JSON.parse(cli.stdout);
   assert.deepEqual(rep.planner, native.planner, "the page's planner section is the CLI's");
@@ -224,7 +224,7 @@ test("a disaggregated run with the planner: a workers plot per pool, each with i
 test("the default run has no planner panel", async () => {
   const page = await openPage(browser.context, srv.url);
   await tid(page, "run").click();
-  await page.waitForFunction(() => /^Done/.test(document.querySelector(".status").textContent), null, { timeout: 120000 });
+  await page.waitForFunction(() => /^Done/.test(document.querySelector(".status").textContent), null, { timeout: ACTION_MS });
   await tid(page, "kpis").waitFor();
   assert.equal(await tid(page, "planner-timeline").count(), 0);
   assert.equal(await page.evaluate(() => window.dynosimPlanner.describe()), null);

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { startServer, launch, openPage, artifacts, repo } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, repo, ACTION_MS } from "./helpers.mjs";
 
 let srv, browser;
 const dir = mkdtempSync(path.join(tmpdir(), "dynosim-plots-"));
@@ -42,8 +42,8 @@ async function runWith(page, config) {
   }
   const n = await page.evaluate(() => window.dynosimCharts.runs.length);
   await page.locator('[data-testid="run"]').click();
-  await page.waitForFunction((n) => window.dynosimCharts.runs.length > n || (n > 0 && window.dynosimCharts.runs.length === 2), n, { timeout: 60000 });
-  await page.waitForFunction(() => window.dynosimCharts.count >= 5 && document.querySelector('[data-testid="plot-ttft"]'), null, { timeout: 60000 });
+  await page.waitForFunction((n) => window.dynosimCharts.runs.length > n || (n > 0 && window.dynosimCharts.runs.length === 2), n, { timeout: ACTION_MS });
+  await page.waitForFunction(() => window.dynosimCharts.count >= 5 && document.querySelector('[data-testid="plot-ttft"]'), null, { timeout: ACTION_MS });
 }
 
 // checkPlots asserts the readable-plots properties at the current viewport.
@@ -176,7 +176,7 @@ test("saturation notice: shown for an overloaded deployment, not for a light one
   const page = await openPage(browser.context, srv.url);
   await runWith(page, overloaded);
   const note = page.locator('[data-testid="saturation"]');
-  await note.waitFor({ timeout: 10000 });
+  await note.waitFor({ timeout: ACTION_MS });
   assert.match(await note.innerText(), /The deployment is saturated: the waiting queue grows without bound — results depend on the run length\./);
   await shot(page, "plots-saturated");
   // a light run: 300 requests on the default 8 workers

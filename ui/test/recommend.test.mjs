@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, copyFileSync, rmSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
-import { startServer, launch, openPage, artifacts, bin, repo } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, bin, repo, ACTION_MS } from "./helpers.mjs";
 
 let server, browser, page;
 before(async () => {
@@ -46,7 +46,7 @@ test("recommend view: live ledger, Pareto chart, open a candidate, same ledger a
   const yaml = await page.getByTestId("rec-editor").inputValue();
   assert.match(yaml, /choices: \[1, 2, 4\]/);
   await page.getByTestId("rec-run").click();
-  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid="rec-status"]').textContent), null, { timeout: 120000 });
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid="rec-status"]').textContent), null, { timeout: ACTION_MS });
 
   const rows = page.locator('[data-testid="ledger"] tbody tr');
   assert.equal(await rows.count(), 6);
@@ -77,7 +77,7 @@ test("recommend view: live ledger, Pareto chart, open a candidate, same ledger a
   await page.mouse.move(pt.x, pt.y);
   await page.waitForSelector(`[data-testid="ledger"] tr.hl[data-candidate="${best.candidate_id}"]`);
   await page.mouse.click(pt.x, pt.y);
-  await page.waitForFunction(() => window.__lastRun, null, { timeout: 60000 });
+  await page.waitForFunction(() => window.__lastRun, null, { timeout: ACTION_MS });
   const editor = await page.getByTestId("config-editor").inputValue();
   assert.match(editor, /replicas: 2/);
   assert.doesNotMatch(editor, /^[^#\n]*(choices|optimization)/m);
@@ -170,7 +170,7 @@ test("recommend: Cancel stops the search and the next one runs", async () => {
   assert.equal(await page.locator('[data-testid="ledger"] tbody tr').count(), n, "rows arrived after Cancel");
   await page.getByTestId("rec-preset-select").selectOption("replicas-router");
   await page.getByTestId("rec-run").click();
-  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid="rec-status"]').textContent), null, { timeout: 120000 });
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid="rec-status"]').textContent), null, { timeout: ACTION_MS });
   assert.equal(await page.locator('[data-testid="ledger"] tbody tr').count(), 6);
   // the exports
   const [dl] = await Promise.all([page.waitForEvent("download"), page.getByTestId("rec-export-yaml").click()]);

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { freePort, startWorkerd } from "../../wasm/worker/test/workerd.mjs";
-import { startServer, launch, openPage, artifacts, bin, repo, stripWallText } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, bin, repo, stripWallText, ACTION_MS } from "./helpers.mjs";
 
 
 const dir = mkdtempSync(path.join(tmpdir(), "dynosim-service-"));
@@ -69,7 +69,7 @@ test("without a configured service URL there is no service option", async () => 
   assert.doesNotMatch(js, /^\s*window\.DYNOSIM_SERVICE_URL/m);
   // ?service=<not http(s)> is ignored
   await page.goto(plain.url + "?service=" + encodeURIComponent("javascript:alert(1)"));
-  await page.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: 60000 });
+  await page.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: ACTION_MS });
   assert.equal(await tid(page, "run-on-service").count(), 0);
   assert.deepEqual(page.pageErrors, []);
   await page.close();
@@ -97,7 +97,7 @@ test("run on the shared service: same report as the CLI, a working run link", as
 
   // unticked: a local run, nothing goes to the service
   await tid(page, "run").click();
-  await tid(page, "summary").waitFor({ timeout: 60000 });
+  await tid(page, "summary").waitFor({ timeout: ACTION_MS });
   assert.deepEqual(toService, [], "an unticked run sent something to the service");
   assert.equal(await tid(page, "run-link").count(), 0);
 
@@ -110,7 +110,7 @@ test("run on the shared service: same report as the CLI, a working run link", as
 
   await tid(page, "run").click();
   const link = tid(page, "run-link");
-  await link.waitFor({ timeout: 60000 });
+  await link.waitFor({ timeout: ACTION_MS });
   assert.equal(toService.filter((r) => r.startsWith("POST " + service + "/v1/predict")).length, 1);
   const s = await tid(page, "summary").innerText();
   assert.match(s, /completed_requests\s+300/);
@@ -138,7 +138,7 @@ test("run on the shared service: same report as the CLI, a working run link", as
   assert.equal(direct.status, 400);
   const svcErr = JSON.parse(direct.body).error;
   await tid(page, "run").click();
-  await page.waitForFunction(() => /Failed/.test(document.querySelector(".status").textContent), null, { timeout: 30000 });
+  await page.waitForFunction(() => /Failed/.test(document.querySelector(".status").textContent), null, { timeout: ACTION_MS });
   assert.equal(await tid(page, "error").innerText(), svcErr);
   assert.match(svcErr, /workerz/);
 
@@ -147,7 +147,7 @@ test("run on the shared service: same report as the CLI, a working run link", as
   await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
   await tid(page, "trace-input").setInputFiles(path.join(dir, "garbage.jsonl"));
   await tid(page, "run").click();
-  await page.waitForFunction(() => document.querySelector('[data-testid="error"]'), null, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid="error"]'), null, { timeout: ACTION_MS });
   const garbage = await servicePOST(twoWorkers, "garbage.jsonl");
   assert.equal(garbage.status, 400);
   assert.equal(await tid(page, "error").innerText(), JSON.parse(garbage.body).error);
@@ -157,7 +157,7 @@ test("run on the shared service: same report as the CLI, a working run link", as
   // and the page keeps working
   await tid(page, "trace-input").setInputFiles(path.join(dir, "small.jsonl"));
   await tid(page, "run").click();
-  await page.waitForFunction(() => !document.querySelector('[data-testid="error"]') && /Done/.test(document.querySelector(".status").textContent), null, { timeout: 60000 });
+  await page.waitForFunction(() => !document.querySelector('[data-testid="error"]') && /Done/.test(document.querySelector(".status").textContent), null, { timeout: ACTION_MS });
   assert.deepEqual(page.pageErrors, []);
   await page.close();
 });
@@ -199,13 +199,13 @@ test("cancel aborts the service request; an unreachable service is a clear error
   await tid(p2, "config-editor").fill(twoWorkers);
   await tid(p2, "run-on-service").check();
   await tid(p2, "run").click();
-  await tid(p2, "error").waitFor({ timeout: 30000 });
+  await tid(p2, "error").waitFor({ timeout: ACTION_MS });
   assert.match(await tid(p2, "error").innerText(), new RegExp("^could not reach the shared service at " + new URL(dead).host.replace(/\./g, "\\.")));
   await shot(p2, "13-service-unreachable");
   // untick: the local run works
   await tid(p2, "run-on-service").uncheck();
   await tid(p2, "run").click();
-  await p2.waitForFunction(() => !document.querySelector('[data-testid="error"]') && /Done/.test(document.querySelector(".status").textContent), null, { timeout: 60000 });
+  await p2.waitForFunction(() => !document.querySelector('[data-testid="error"]') && /Done/.test(document.querySelector(".status").textContent), null, { timeout: ACTION_MS });
   assert.match(await tid(p2, "summary").innerText(), /completed_requests\s+300/);
   assert.deepEqual(p2.pageErrors, []);
   await p2.close();
@@ -223,7 +223,7 @@ test("embed.js passes data-service on to the embedded page", async () => {
   await host.waitForFunction(() => document.querySelectorAll("iframe").length === 2);
   const [withSvc, without] = await Promise.all((await host.$$("iframe")).map((f) => f.contentFrame()));
   for (const f of [withSvc, without]) {
-    await f.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: 60000 });
+    await f.waitForFunction(() => document.documentElement.dataset.interactive === "1", null, { timeout: ACTION_MS });
   }
   assert.equal(await withSvc.locator('[data-testid="run-on-service"]').count(), 1);
   assert.equal(await withSvc.locator('[data-testid="run-on-service"]').isChecked(), false);
@@ -253,7 +253,7 @@ test("a Location that is not an http(s) URL on the service's origin gives no run
   await tid(page, "config-editor").fill(twoWorkers);
   await tid(page, "run-on-service").check();
   await tid(page, "run").click();
-  await page.waitForFunction(() => /Done|Failed/.test(document.querySelector(".status").textContent), null, { timeout: 60000 });
+  await page.waitForFunction(() => /Done|Failed/.test(document.querySelector(".status").textContent), null, { timeout: ACTION_MS });
   assert.equal(await tid(page, "error").count(), 0, await page.locator("body").innerText());
   await tid(page, "summary").waitFor();
   assert.equal(await tid(page, "run-link").count(), 0);
@@ -283,7 +283,7 @@ test("recommend on the shared service: every trial a POST, the local ledger", as
   const ledger = async () => {
     await page.getByTestId("rec-preset-select").selectOption("replicas-router");
     await page.getByTestId("rec-run").click();
-    await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid="rec-status"]').textContent), null, { timeout: 120000 });
+    await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid="rec-status"]').textContent), null, { timeout: ACTION_MS });
     return page.evaluate(() => window.dynosimRecommendView.result.json);
   };
   const local = await ledger();

@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { startServer, launch, openPage, patient, runConfigured, artifacts, bin, repo } from "./helpers.mjs";
+import { startServer, launch, openPage, patient, runConfigured, artifacts, bin, repo, ACTION_MS } from "./helpers.mjs";
 
 // Two workers with a small G1 (3,000 blocks of 64 tokens), a G2 of 600
 // blocks per worker and a shared G3: the 1,000-request sample offloads
@@ -51,7 +51,7 @@ async function runYAML(page, yaml) {
 // waitPlots waits until the tier plots are drawn in the page.
 async function waitPlots(page) {
   await tid(page, "kv-tiers").waitFor();
-  await page.waitForFunction(() => window.dynosimTiers.describe()?.drawn, null, { timeout: 30000 });
+  await page.waitForFunction(() => window.dynosimTiers.describe()?.drawn, null, { timeout: ACTION_MS });
   return describe(page);
 }
 
@@ -61,7 +61,7 @@ function cli(yaml) {
   const file = path.join(tmp, "tiers.yaml");
   writeFileSync(file, yaml);
   const r = spawnSync(bin, ["predict", "-c", file, "--trace", path.join(repo, "cmd/dynosim/sample.jsonl"), "--format", "json"],
-    { encoding: "utf8", maxBuffer: 64 << 20, timeout: 120000 });
+    { encoding: "utf8", maxBuffer: 64 << 20, timeout: ACTION_MS });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
 }
@@ -217,7 +217,7 @@ test("a config with G2 and G3: the KV tiers section, its table the report's, bot
 test("the default run has no KV tiers section", async () => {
   const page = await openPage(browser.context, srv.url);
   await tid(page, "run").click();
-  await page.waitForFunction(() => /^Done/.test(document.querySelector(".status").textContent), null, { timeout: 120000 });
+  await page.waitForFunction(() => /^Done/.test(document.querySelector(".status").textContent), null, { timeout: ACTION_MS });
   await tid(page, "kpis").waitFor();
   assert.equal(await tid(page, "kv-tiers").count(), 0);
   assert.equal((await report(page)).kv_tiers, undefined);
