@@ -113,14 +113,22 @@ func (b *book) Cancel(id uint64) bool {
 		b.cancel(s)
 		return true
 	}
-	for i, s := range b.pending.items() {
-		if s.id == id {
-			b.pending.remove(i)
-			b.cancel(s)
-			return true
-		}
+	if s, ok := takeQueued(&b.pending, id); ok {
+		b.cancel(s)
+		return true
 	}
 	return false
+}
+
+// takeQueued removes request id from q, if q holds it.
+func takeQueued(q *deque[*seq], id uint64) (*seq, bool) {
+	for i, s := range q.items() {
+		if s.id == id {
+			q.remove(i)
+			return s, true
+		}
+	}
+	return nil, false
 }
 
 func (b *book) cancel(s *seq) {
@@ -137,12 +145,9 @@ func (b *book) cancel(s *seq) {
 // batch: unknown, parked for a lower-tier onboarding, or a disaggregated
 // hold or reservation. A driver tries again after the request's next pass.
 func (b *book) Abort(id uint64) bool {
-	for i, s := range b.waiting.items() {
-		if s.id == id {
-			b.waiting.remove(i)
-			b.abort(s)
-			return true
-		}
+	if s, ok := takeQueued(&b.waiting, id); ok {
+		b.abort(s)
+		return true
 	}
 	for i, s := range b.running {
 		if s.id == id {
