@@ -303,10 +303,12 @@
     return Math.max(200, Math.min(w, Math.floor((w - 12 * (cols - 1)) / cols)));
   }
 
+  let drawnInto = null; // the #charts element the plots were drawn into
   function draw() {
     const root = document.getElementById("charts");
     const last = current();
     if (!root || !last || typeof uPlot === "undefined") return;
+    drawnInto = root;
     plots.forEach((p) => p.destroy());
     plots = [];
     figures = [];
@@ -493,6 +495,13 @@
         .map((r, i) => ({ name: String(r.name || (i === 0 ? "this run" : "run " + i)), report: r.report }));
       // let Vugu finish patching the DOM first
       requestAnimationFrame(draw);
+    },
+    // remount() runs after each render of the Go UI: it draws the runs again
+    // when their container is new (the render created or replaced it after
+    // setRuns' frame, which may come first: renders are batched).
+    remount() {
+      const root = document.getElementById("charts");
+      if (root && root !== drawnInto && runs.length) draw();
     },
     get count() { return plots.length; },
     // runs: the drawn runs, [{name, report}], current first.

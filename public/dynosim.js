@@ -34,12 +34,29 @@
     synthetic: { file: "synthetic_trace.jsonl", url: "traces/synthetic_trace.jsonl.gz", label: "Mooncake synthetic (3,993 requests)" },
   };
 
+  // simModule compiles dynosim.wasm once, on first use; every SimWorker is
+  // sent the compiled module (a WebAssembly.Module is cloned to a worker,
+  // not recompiled), so a new worker costs an instantiation, not a compile.
+  let compiled = null;
+  function simModule() {
+    if (!compiled) {
+      const url = new URL("dynosim.wasm", base);
+      compiled = WebAssembly.compileStreaming
+        ? WebAssembly.compileStreaming(fetch(url))
+        : fetch(url).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b));
+      compiled.catch(() => { compiled = null; }); // a failed load is retried by the next worker
+    }
+    return compiled;
+  }
+
   // SimWorker wraps one Web Worker running dynosim.wasm.
   class SimWorker {
     constructor() {
       this.pending = new Map();
       this.nextId = 1;
       this.worker = new Worker(new URL("sim-worker.js", base));
+      simModule().then((module) => { if (!this.dead) this.worker.postMessage({ type: "module", module }); },
+        (err) => { this.onMessage({ type: "fatal", error: "could not load the simulator: " + (err && err.message || err) }); this.worker.terminate(); });
       this.ready = new Promise((resolve, reject) => { this.readyResolve = resolve; this.readyReject = reject; });
       this.ready.catch(() => {});
       this.worker.onmessage = (ev) => this.onMessage(ev.data);

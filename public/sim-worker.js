@@ -1,5 +1,6 @@
 // sim-worker.js runs the simulator (dynosim.wasm) inside a Web Worker so the
-// page never freezes. Messages in: {id, type: "predict"|"validate", ...}.
+// page never freezes. Messages in: first {type: "module", module} (the
+// compiled dynosim.wasm), then {id, type: "predict"|"validate", ...}.
 // Messages out: {type: "ready"}, {id, type: "progress", simTimeMs, done,
 // total, wallMs}, {id, type: "result", json, table, requests} or
 // {id, type: "error", error}, or {id, type: "crashed", error} when the Go
@@ -19,14 +20,17 @@
 "use strict";
 importScripts("wasm_exec.js");
 
+// The page compiles dynosim.wasm once and sends the WebAssembly.Module as
+// this worker's first message ({type: "module", module}): every worker (the
+// run's, the validator's, each recommend trial's, the fresh one after a
+// cancel) then only instantiates it, instead of compiling 9 MB of wasm again.
+let gotModule;
+const moduleMsg = new Promise((resolve) => { gotModule = resolve; });
 const ready = new Promise((resolve, reject) => {
   self.dynosimReady = resolve;
   const go = new Go();
-  const url = new URL("dynosim.wasm", self.location.href);
-  const load = WebAssembly.instantiateStreaming
-    ? WebAssembly.instantiateStreaming(fetch(url), go.importObject)
-    : fetch(url).then((r) => r.arrayBuffer()).then((b) => WebAssembly.instantiate(b, go.importObject));
-  load.then((res) => go.run(res.instance)).catch(reject);
+  moduleMsg.then((mod) => WebAssembly.instantiate(mod, go.importObject))
+    .then((instance) => go.run(instance)).catch(reject);
 });
 ready.then(() => self.postMessage({ type: "ready" }),
   (err) => self.postMessage({ type: "fatal", error: "could not load the simulator: " + (err && err.message || err) }));
@@ -37,6 +41,10 @@ let nextEval = 1;
 
 self.onmessage = async (ev) => {
   const msg = ev.data;
+  if (msg.type === "module") {
+    gotModule(msg.module);
+    return;
+  }
   if (msg.type === "evaluated") {
     const r = evaluations.get(msg.eid);
     if (r) { evaluations.delete(msg.eid); r(msg); }

@@ -360,9 +360,11 @@ func (c *Root) Run() {
 			}, c.runFailed(run))
 			return
 		}
-		progress := c.funcOf(func(args []js.Value) {
+		progress := js.FuncOf(func(this js.Value, args []js.Value) any {
+			c.env.Lock()
+			defer c.env.UnlockOnly()
 			if run != c.RunCount || !c.Running {
-				return
+				return nil
 			}
 			p := arg0(args)
 			done, total := p.Get("done").Int(), p.Get("total").Int()
@@ -370,6 +372,8 @@ func (c *Root) Run() {
 				c.Percent = min(99, done*100/total)
 			}
 			c.Status = fmt.Sprintf("%d / %d requests, simulated %.1f s", done, total, p.Get("simTimeMs").Float()/1000)
+			c.paintProgress()
+			return nil
 		})
 		c.then(dynosim().Call("runRaw", opts, progress), func(res js.Value) {
 			progress.Release()
@@ -435,9 +439,30 @@ func (c *Root) startTicker(run int) {
 				return
 			}
 			c.Elapsed = fmt.Sprintf("%.1f s", time.Since(c.started).Seconds())
-			c.env.UnlockRender()
+			c.paintProgress()
+			c.env.UnlockOnly()
 		}
 	}()
+}
+
+// paintProgress writes the run's progress (bar, status, elapsed time) into
+// the page directly, for the ticker and the progress callback: a Vugu render
+// re-emits the whole page, ten times a second while results are shown. The
+// next render writes the same values from c.
+func (c *Root) paintProgress() {
+	doc := js.Global().Get("document")
+	if el := doc.Call("querySelector", `[data-testid="progress"]`); el.Truthy() {
+		el.Call("setAttribute", "aria-valuenow", fmt.Sprint(c.Percent))
+		if bar := el.Call("querySelector", ".bar"); bar.Truthy() {
+			bar.Call("setAttribute", "style", "width:"+fmt.Sprint(c.Percent)+"%")
+		}
+	}
+	if el := doc.Call("querySelector", ".status > span:first-child"); el.Truthy() {
+		el.Set("textContent", c.Status)
+	}
+	if el := doc.Call("querySelector", `[data-testid="elapsed"]`); el.Truthy() {
+		el.Set("textContent", c.Elapsed)
+	}
 }
 
 // finish keeps a finished run; opts are its inputs (a request's life is a
@@ -516,6 +541,9 @@ func (c *Root) syncDOM() {
 		v.Call("remount")
 	}
 	c.syncRunNames(doc)
+	if ch := js.Global().Get("dynosimCharts"); ch.Truthy() && ch.Get("remount").Type() == js.TypeFunction {
+		ch.Call("remount")
+	}
 	c.syncExplain(doc)
 	if p := js.Global().Get("dynosimPlanner"); p.Truthy() {
 		p.Call("remount")
