@@ -94,14 +94,16 @@ type driver struct {
 	err     error         // why run returned, once done is closed
 }
 
-// virtual is the loop's time at wall time t.
+// virtual is the loop's time at wall time t. Both conversions saturate at
+// the horizon (timing.FromNs): a product past int64 would wrap to a
+// negative wait, and the driver would spin.
 func (d *driver) virtual(t time.Time) timing.Time {
-	return timing.Time(float64(t.Sub(d.t0).Nanoseconds()) * d.speedup)
+	return timing.FromNs(float64(t.Sub(d.t0).Nanoseconds()) * d.speedup)
 }
 
 // wall is the wall time of virtual time v.
 func (d *driver) wall(v timing.Time) time.Time {
-	return d.t0.Add(time.Duration(float64(v) / d.speedup))
+	return d.t0.Add(time.Duration(timing.FromNs(float64(v) / d.speedup)))
 }
 
 // run steps the loop until ctx is done or it fails; every stream still

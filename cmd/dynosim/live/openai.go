@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/dynosim/dynosim-web/core/workload"
 )
 
 // The OpenAI request fields live mode reads; the rest (temperature, top_p,
@@ -149,6 +151,13 @@ func (q *completionRequest) maxTokens(chat bool) (int, error) {
 	}
 	if n < 1 {
 		return 0, fmt.Errorf("max_tokens: must be ≥ 1, got %d", n)
+	}
+	// The bound a trace's output lengths have (predict): a request's token
+	// counts size its block list, so an unbounded value is an allocation
+	// the client chooses (2^62 panicked in makeslice, 1e10 ran out of
+	// memory, 2^63−1 wrapped and never ended).
+	if n > workload.MaxRequestTokens {
+		return 0, fmt.Errorf("max_tokens: must be ≤ %d, got %d", workload.MaxRequestTokens, n)
 	}
 	return n, nil
 }

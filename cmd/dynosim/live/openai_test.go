@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/dynosim/dynosim-web/core/workload"
 )
 
 // FuzzCompletionRequest: any body either fails to decode or yields a
@@ -15,6 +17,7 @@ func FuzzCompletionRequest(f *testing.F) {
 		`{"prompt":[-1]}`, `{"prompt":[4294967296]}`, `{"prompt":null}`, `{"prompt":{}}`,
 		`{"messages":[{"role":"user","content":"x"}]}`, `{"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`,
 		`{"messages":[{"content":7}]}`, `{"max_tokens":-5,"prompt":"x"}`, `{"max_completion_tokens":0}`,
+		`{"prompt":"x","max_tokens":4611686018427387904}`, `{"prompt":"x","max_tokens":10000000000}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -39,7 +42,7 @@ func FuzzCompletionRequest(f *testing.F) {
 			if err == nil && !chat && len(q.Prompt) == 0 && len(p) != 0 {
 				t.Fatalf("no prompt gave %d tokens", len(p))
 			}
-			if n, err := q.maxTokens(chat); err == nil && n < 1 {
+			if n, err := q.maxTokens(chat); err == nil && (n < 1 || n > workload.MaxRequestTokens) {
 				t.Fatalf("max_tokens %d accepted", n)
 			}
 		}

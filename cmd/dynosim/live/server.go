@@ -52,14 +52,23 @@ type Server struct {
 	Info string
 }
 
+// The bounds of --speedup. A long-running server must not reach the
+// virtual clock's horizon (100 years) in wall time a deployment sees: at
+// 1,000 that takes 36 days. Below a thousandth a simulated millisecond
+// takes a wall second: nothing to watch.
+const (
+	MinSpeedup = 1e-3
+	MaxSpeedup = 1e3
+)
+
 // New builds the deployment and starts its driver (and the KV-event ZMQ
 // sockets, when asked); Close stops them.
 func New(o Options) (*Server, error) {
 	if o.Speedup == 0 {
 		o.Speedup = 1
 	}
-	if o.Speedup < 0 || o.Speedup != o.Speedup || o.Speedup > 1e6 {
-		return nil, fmt.Errorf("--speedup: must be > 0 and ≤ 1e6, got %v", o.Speedup)
+	if !(o.Speedup >= MinSpeedup && o.Speedup <= MaxSpeedup) {
+		return nil, fmt.Errorf("--speedup: must be between %v and %v, got %v (past %v the virtual clock reaches its 100-year horizon within five weeks of wall time)", MinSpeedup, MaxSpeedup, o.Speedup, MaxSpeedup)
 	}
 	if o.MaxWaiting == 0 {
 		o.MaxWaiting = DefaultMaxWaiting
@@ -163,11 +172,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	})
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	var stopped error
 	select {
 	case err := <-errc:
 		s.Close()
 		return err
 	case <-ctx.Done():
+	case <-s.d.done:
+		// The simulation stopped by itself (its clock reached the horizon):
+		// its streams have ended with the error; the server stops too,
+		// rather than answer 503 forever.
+		stopped = fmt.Errorf("live: the simulation stopped: %w", s.d.err)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
@@ -179,6 +194,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	hs.Close()
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
+	}
+	if stopped != nil {
+		return stopped
 	}
 	return err
 }

@@ -208,6 +208,32 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
+// Issue 29 item 1: a max_tokens the engine could never hold (2^62 panicked
+// sizing the request's block list, 1e10 ran out of memory, 2^63−1 wrapped
+// and never ended) is a 400 naming the field, and the server goes on.
+func TestHugeMaxTokensIs400(t *testing.T) {
+	_, hs := start(t, twoWorkers, Options{})
+	for _, n := range []string{"4611686018427387904", "10000000000", "9223372036854775807", "16777217"} {
+		for _, path := range []string{"/v1/completions", "/v1/chat/completions"} {
+			body := `{"prompt":"x","max_tokens":` + n + `}`
+			if path == "/v1/chat/completions" {
+				body = `{"messages":[{"role":"user","content":"x"}],"max_completion_tokens":` + n + `}`
+			}
+			resp := post(t, context.Background(), hs.URL+path, body)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 400 || !bytes.Contains(b, []byte("max_tokens: must be ≤ 16777216")) {
+				t.Errorf("%s max_tokens %s: %d %s, want 400 naming the bound", path, n, resp.StatusCode, b)
+			}
+		}
+	}
+	resp := post(t, context.Background(), hs.URL+"/v1/completions", `{"prompt":"x","max_tokens":2}`)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("after the huge requests, a normal one: %d", resp.StatusCode)
+	}
+}
+
 // Past --max-waiting requests waiting for an engine, new ones get 429
 // with Retry-After; the waiting ones still complete.
 func TestTooManyRequests(t *testing.T) {

@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/sim"
 	"github.com/dynosim/dynosim-web/internal/patience"
+	"github.com/dynosim/dynosim-web/timing"
 )
 
 // Shutdown is graceful: a stream open when it starts runs to its end,
@@ -120,7 +123,7 @@ func TestStalledClientIsCut(t *testing.T) {
 	if err := c.(*net.TCPConn).SetReadBuffer(smallBuffer); err != nil {
 		t.Fatal(err)
 	}
-	body := `{"prompt":"never read","max_tokens":100000000,"stream":true}`
+	body := `{"prompt":"never read","max_tokens":16000000,"stream":true}`
 	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	// Never read: the socket buffers fill, a write stalls, the server gives up.
 	patience.Until(t, "the stalled client's request is aborted", func() (bool, string) {
@@ -147,4 +150,70 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 		}
 	}
 	return c, err
+}
+
+// Issue 29 item 5: --speedup is bounded to what the clock can carry for a
+// long-running server (1e-12 spun at 100 % CPU after one request: its wall
+// wait overflowed; 1e6 reached the 100-year horizon in 53 minutes).
+func TestSpeedupBounds(t *testing.T) {
+	for _, x := range []float64{1e-12, 1e-4, 1001, 1e6, math.NaN(), math.Inf(1), -1} {
+		if _, err := New(Options{Speedup: x, Inputs: sim.Inputs{Config: []byte(twoWorkers)}}); err == nil || !strings.Contains(err.Error(), "--speedup: must be between 0.001 and 1000") {
+			t.Errorf("speedup %v: %v", x, err)
+		}
+	}
+	for _, x := range []float64{MinSpeedup, MaxSpeedup} {
+		s, err := New(Options{Speedup: x, Inputs: sim.Inputs{Config: []byte(twoWorkers)}})
+		if err != nil {
+			t.Fatalf("speedup %v: %v", x, err)
+		}
+		s.Close()
+	}
+	// The conversions saturate at the horizon instead of wrapping.
+	d := &driver{speedup: MinSpeedup, t0: time.Unix(0, 0)}
+	if w := d.wall(timing.Horizon - 1); w.Before(d.t0) {
+		t.Errorf("wall of the horizon at speedup %v is before the start: %v", MinSpeedup, w)
+	}
+	d.speedup = MaxSpeedup
+	if v := d.virtual(d.t0.Add(200 * 365 * 24 * time.Hour)); v != timing.Horizon {
+		t.Errorf("virtual time 200 years in at speedup %v: %v, want the horizon", MaxSpeedup, v)
+	}
+}
+
+// Issue 29 item 5: a clock that reaches the horizon stops the server with
+// an error naming it (the request gets a 503 naming it), never a spin
+// and never a server that answers 503 forever.
+func TestHorizonStopsServer(t *testing.T) {
+	const cfg = `engine:
+  workers:
+    aggregated:
+      parallelism: {replicas: 2}
+      timing: {type: fixed, prefill_ms: 3155760000000, decode_ms: 1}
+router: {policy: round_robin}
+`
+	s, err := New(Options{Inputs: sim.Inputs{Config: []byte(cfg), ConfigName: "live.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), ln, time.Second) }()
+	resp := post(t, context.Background(), "http://"+ln.Addr().String()+"/v1/completions", `{"prompt":"x","max_tokens":2,"stream":true}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// (the pass is priced as the request is admitted, before its stream
+	// starts: the answer is a 503 naming the cause)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "horizon") {
+		t.Errorf("the request: %d %s, want a 503 naming the horizon", resp.StatusCode, b)
+	}
+	select {
+	case err := <-served:
+		if err == nil || !strings.Contains(err.Error(), "a pass of worker") || !strings.Contains(err.Error(), "horizon") {
+			t.Fatalf("Serve returned %v, want the horizon error", err)
+		}
+	case <-patience.After(t):
+		t.Fatal("Serve did not return after the simulation stopped")
+	}
 }
