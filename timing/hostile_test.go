@@ -113,3 +113,19 @@ func TestHostileHFConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 29 item 10: CeilNs saturates like FromNs (the tiers' copy times
+// were converted without it, and a tiny bandwidth wrapped to negative).
+func TestCeilNsSaturates(t *testing.T) {
+	for _, tc := range []struct {
+		ns   float64
+		want Time
+	}{
+		{1.5, 2}, {-1.5, -1}, {0, 0}, {1e300, Horizon}, {math.Inf(1), Horizon}, {math.NaN(), Horizon},
+		{-1e300, -Horizon}, {math.Inf(-1), -Horizon}, {float64(Horizon) - 1024, Horizon - 1024},
+	} {
+		if got := CeilNs(tc.ns); got != tc.want {
+			t.Errorf("CeilNs(%v) = %d, want %d", tc.ns, got, tc.want)
+		}
+	}
+}

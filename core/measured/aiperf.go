@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/timing"
+
 	"github.com/dynosim/dynosim-web/core/report/schema"
 )
 
@@ -361,7 +363,7 @@ func aiperfRequest(x *aiperfRecord, start int64) (aiperfRec, error) {
 	} else if ok {
 		q.end = end
 	} else if !math.IsNaN(q.req.E2EMs) {
-		q.end = start + int64(math.Round(q.req.E2EMs*1e6))
+		q.end = start + int64(timing.FromMs(q.req.E2EMs)) // saturating: a huge latency must not wrap
 	}
 	return q, nil
 }

@@ -294,7 +294,7 @@ var ErrHorizon = errors.New("the virtual clock would pass its horizon of 100 yea
 func (l *Loop) horizonErr() error {
 	if l.q.len() > 0 && l.q.top().at >= timing.Horizon {
 		if e := l.q.top(); e.kind == PassEnd {
-			return fmt.Errorf("replay: %w: a pass of worker %d would end past it (check the timing model's values and timing.speedup)", ErrHorizon, e.worker)
+			return fmt.Errorf("replay: %w: a pass of worker %d would end past it (check the timing model's values, timing.speedup and the KV tiers' bandwidths)", ErrHorizon, e.worker)
 		}
 	}
 	return fmt.Errorf("replay: %w: an arrival would come past it (check the trace's times and delays, traffic.load.speedup and the request rate)", ErrHorizon)

@@ -400,9 +400,11 @@ func (w *Worker) Deadline() (timing.Time, bool) {
 	return ceilNs(t), true
 }
 
-// ceilNs is the first nanosecond at or after ms.
+// ceilNs is the first nanosecond at or after ms, saturating at the horizon:
+// a copy over a link of 1e-300 GB/s takes ~1e300 ms, which a plain
+// conversion wraps to a negative time (and the replay spun on it).
 func ceilNs(ms float64) timing.Time {
-	return timing.Time(math.Ceil(float64(ms * 1e6)))
+	return timing.CeilNs(ms * 1e6)
 }
 
 func (s *System) newJob(kind jobKind, worker int32) int32 {
