@@ -21,49 +21,60 @@ func main() {
 		panic(err)
 	}
 	root := &Root{}
-	wake := coalesce(renderer.EventWait)
-	yield := browserTurn()
-	for first := true; ; first = false {
+	render := func() {
 		if err := renderer.Render(buildEnv.RunBuild(root)); err != nil {
 			panic(err)
 		}
 		root.syncDOM()
-		if first {
-			root.markReady()
-		}
-		if _, ok := <-wake; !ok {
-			return
-		}
+	}
+	render()
+	root.markReady()
+	wake, turn := coalesce(renderer.EventWait), browserTurn()
+	for {
 		// Vugu 0.4 re-emits the whole page on every render (half a MB of
-		// DOM instructions once results are shown), and asks for one
-		// render per event: a paste or a burst of keystrokes in the
-		// config editor queued one full render per input event. Yielding
-		// to the browser once lets the events already queued run first;
-		// their render requests then fold into this one.
-		yield()
+		// DOM instructions once results are shown) and asks for one render
+		// per event: a paste or a burst of keystrokes in the config editor
+		// rendered once per input event. A request that comes after the
+		// browser has had a turn since the last render renders at once (a
+		// click shows its effect before the click returns); requests that
+		// come within the same turn wait for its end and fold into one.
+		ended := turn()
 		select {
 		case _, ok := <-wake:
 			if !ok {
 				return
 			}
-		default:
+			<-ended
+			select {
+			case _, ok := <-wake:
+				if !ok {
+					return
+				}
+			default:
+			}
+		case <-ended:
+			if _, ok := <-wake; !ok {
+				return
+			}
 		}
+		render()
 	}
 }
 
-// browserTurn returns a function that blocks until the browser has run the
-// tasks already queued (a setTimeout of 0 runs after them). A Go timer would
-// not do: the runtime fires an expired timer inside the next event's resume,
-// before the browser has dispatched the events queued behind it.
-func browserTurn() func() {
+// browserTurn returns a function that starts a browser turn and returns a
+// channel that receives when the browser has run the tasks queued before
+// it (a setTimeout of 0). A Go timer would not do: the runtime fires an
+// expired timer inside the next event's resume, before the browser has
+// dispatched the events queued behind it. One turn is outstanding at a time.
+func browserTurn() func() <-chan struct{} {
 	done := make(chan struct{}, 1)
 	f := js.FuncOf(func(js.Value, []js.Value) any {
 		done <- struct{}{}
 		return nil
 	})
-	return func() {
+	return func() <-chan struct{} {
 		js.Global().Call("setTimeout", f, 0)
-		<-done
+		return done
 	}
 }
 
