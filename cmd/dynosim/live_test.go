@@ -19,7 +19,7 @@ func TestLiveBadUsage(t *testing.T) {
 		{[]string{"live", "--kv-events-replay-endpoint", "tcp://127.0.0.1:0"}, "needs --kv-events-endpoint"},
 		{[]string{"live", "-c", bad}, "bad.yaml:1: engine.bogus: unknown key"},
 		{[]string{"live", "-c", dir + "/missing.yaml"}, "missing.yaml"},
-		{[]string{"live", "--speedup", "-2"}, "--speedup: must be > 0"},
+		{[]string{"live", "--speedup", "-2"}, "--speedup: must be between 0.001 and 1000"},
 		{[]string{"live", "--set", "engine.workers.aggregated.parallelism.replicas=0"}, "replicas"},
 		{[]string{"live", "--kv-events-endpoint", "nope://x"}, "--kv-events-endpoint"},
 		{[]string{"live", "--addr", "256.0.0.1:1"}, "live: listen"},
