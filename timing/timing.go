@@ -44,16 +44,9 @@ func FromNs(ns float64) Time {
 	return Time(math.Round(ns))
 }
 
-// CeilNs is the first nanosecond at or after ns, saturating like FromNs.
-func CeilNs(ns float64) Time {
-	switch {
-	case ns >= float64(Horizon) || ns != ns:
-		return Horizon
-	case ns <= -float64(Horizon):
-		return -Horizon
-	}
-	return Time(math.Ceil(ns))
-}
+// CeilNs is the first nanosecond at or after ns, saturating like FromNs
+// (whose rounding leaves the whole number Ceil gives as it is).
+func CeilNs(ns float64) Time { return FromNs(math.Ceil(ns)) }
 
 // String formats t in milliseconds.
 func (t Time) String() string { return strconv.FormatFloat(t.Ms(), 'f', -1, 64) + "ms" }
