@@ -295,7 +295,7 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request, rawBody io.
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, http.StatusBadRequest, "expected a multipart/form-data body with fields config, trace (optional), profile (optional), e.g. curl -F config=@config.yaml -F trace=@trace.jsonl"
 	}
-	body := http.MaxBytesReader(w, io.NopCloser(rawBody), h.opt.MaxBodyBytes)
+	body := &firstErr{r: http.MaxBytesReader(w, io.NopCloser(rawBody), h.opt.MaxBodyBytes)}
 	mr := multipart.NewReader(body, params["boundary"])
 	in := &inputs{}
 	configBytes := int64(0) // config and set fields (Options.MaxConfigBytes)
@@ -305,7 +305,7 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request, rawBody io.
 			break
 		}
 		if err != nil {
-			st, msg := bodyErr(err, r.ContentLength, h.opt.MaxBodyBytes)
+			st, msg := bodyErr(body.or(err), r.ContentLength, h.opt.MaxBodyBytes)
 			return nil, st, msg
 		}
 		name := part.FormName()
@@ -317,7 +317,7 @@ func (h *Handler) readInputs(w http.ResponseWriter, r *http.Request, rawBody io.
 		}
 		var buf bytes.Buffer
 		if _, err := buf.ReadFrom(src); err != nil {
-			st, msg := bodyErr(err, r.ContentLength, h.opt.MaxBodyBytes)
+			st, msg := bodyErr(body.or(err), r.ContentLength, h.opt.MaxBodyBytes)
 			return nil, st, msg
 		}
 		if small {
@@ -381,6 +381,31 @@ func (in *inputs) field(name, file string, buf *bytes.Buffer) (int, string) {
 		return http.StatusBadRequest, fmt.Sprintf("unknown form field %q (expected config, trace, trace_name, profile, model, set, timeline)", oneLine(name))
 	}
 	return 0, ""
+}
+
+// firstErr remembers the first failed read of the body. The multipart
+// parser can hide it: textproto reports a part header line cut short by a
+// read that failed (the deadline, the size cap) as a malformed header
+// ("missing colon"), which would answer 400 for what is a 408 or a 413.
+type firstErr struct {
+	r   io.Reader
+	err error
+}
+
+func (f *firstErr) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF && f.err == nil {
+		f.err = err
+	}
+	return n, err
+}
+
+// or returns the body's own read error, if any, else the parser's err.
+func (f *firstErr) or(err error) error {
+	if f.err != nil {
+		return f.err
+	}
+	return err
 }
 
 func bodyErr(err error, got, max int64) (int, string) {

@@ -188,3 +188,35 @@ func TestHeaders(t *testing.T) {
 	check("health", do(t, h, "GET", "/v1/health", nil, ""), false)
 	check("error", do(t, h, "GET", "/nowhere", nil, ""), false)
 }
+
+// Issue 29 item 15: a body that stalls (or reaches the size cap) inside a
+// part header is a 408 (413), not a malformed header: the multipart parser
+// reports the cut header line as "missing colon", hiding the read error.
+func TestStallInPartHeaderIs408(t *testing.T) {
+	config := "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n{}\r\n"
+	for _, tc := range []struct{ name, part string }{
+		{"inside the first header", "--B\r\nContent-Disp"},
+		{"inside a later header", config + "--B\r\nContent-Dispo"},
+		{"after a header line", config + "--B\r\nContent-Disposition: form-data; name=\"trace\"\r\n"},
+		{"inside the boundary", "--"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewHandler(nil, Options{BodyTimeout: 300 * time.Millisecond})
+			release := make(chan struct{})
+			defer close(release)
+			head := fmt.Sprintf("POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: %d\r\n\r\n", len(tc.part)+1000)
+			resp, body := rawPost(t, h, head, &stalled{strings.NewReader(tc.part), release}, 5*time.Second)
+			wantError(t, recorded(resp, body), 408, "read deadline")
+		})
+	}
+	t.Run("size cap inside a header", func(t *testing.T) {
+		h := NewHandler(nil, Options{MaxBodyBytes: 64})
+		body := config + "--B\r\nContent-Disposition: form-data; name=\"trace\"; filename=\"" + strings.Repeat("x", 100) + "\"\r\n\r\n{}\r\n--B--\r\n"
+		req := httptest.NewRequest("POST", "/v1/predict", io.NopCloser(strings.NewReader(body)))
+		req.ContentLength = -1 // chunked: the cap is met while reading
+		req.Header.Set("Content-Type", "multipart/form-data; boundary=B")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		wantError(t, rec, 413, "")
+	})
+}
