@@ -51,6 +51,16 @@ func (s *Settings) Enabled() bool { return s.G2Blocks > 0 || s.G3Blocks > 0 || s
 // count past it is a typo, not a host).
 const MaxBlocks = 1 << 30
 
+// The bounds of a tier link's bandwidth (GB/s; 0 means instant). Below a
+// megabyte a second no storage link is real (a remote object store streams
+// hundreds of MB/s), and a block copy would price in hours to centuries:
+// the run then reaches the clock's horizon instead of answering
+// (issue 29 item 10). Above a petabyte a second nothing is either.
+const (
+	MinGBps = 1e-3
+	MaxGBps = 1e6
+)
+
 // Resolve checks s and derives the block size in bytes. Errors name the
 // setting (g2.blocks, g3.blocks, offload_batch_blocks, …). Lower tiers need
 // G2 (G3 and G4 hits stage through it) and a known KV size per token.
@@ -77,8 +87,8 @@ func Resolve(s Settings) (Config, error) {
 		{"g3.write_gb_per_second", s.G2ToG3}, {"g3.read_gb_per_second", s.G3ToG2},
 		{"g4.write_gb_per_second", s.G2ToG4}, {"g4.read_gb_per_second", s.G4ToG2},
 	} {
-		if !(l.v >= 0 && l.v <= 1e6) {
-			return Config{}, fmt.Errorf("%s: must be in [0, 1e6] (0: instant), got %v", l.name, l.v)
+		if !(l.v == 0 || l.v >= MinGBps && l.v <= MaxGBps) {
+			return Config{}, fmt.Errorf("%s: must be 0 (instant) or in [%g, %g], got %v", l.name, MinGBps, MaxGBps, l.v)
 		}
 	}
 	if s.BatchBlocks == 0 {

@@ -55,7 +55,8 @@ func TestResolveRejects(t *testing.T) {
 		{"G3 without bytes per token", func(s *Settings) { s.G2Blocks, s.G3Blocks, s.BytesPerToken = 10, 10, 0 }, "needs the KV bytes per token"},
 		{"negative G2", func(s *Settings) { s.G2Blocks = -1 }, "g2.blocks: must be in"},
 		{"negative batch", func(s *Settings) { s.G2Blocks, s.BatchBlocks = 10, -1 }, "offload_batch_blocks: must be ≥ 0"},
-		{"negative bandwidth", func(s *Settings) { s.G2Blocks, s.G2ToG1 = 10, -3 }, "g2.read_gb_per_second: must be in [0, 1e6]"},
+		{"negative bandwidth", func(s *Settings) { s.G2Blocks, s.G2ToG1 = 10, -3 }, "g2.read_gb_per_second: must be 0 (instant) or in [0.001, 1e+06]"},
+		{"bandwidth below the floor", func(s *Settings) { s.G2Blocks, s.G2ToG1 = 10, 1e-4 }, "g2.read_gb_per_second: must be 0 (instant) or in [0.001, 1e+06], got 0.0001"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
