@@ -86,6 +86,8 @@ type driver struct {
 	met     *metrics.Metrics
 	hub     *kvevents.Hub
 	preempt [][]int // per worker and rank: preemptions already counted
+	// submitting is the stream whose Submit is under way (Arrived takes it).
+	submitting *stream
 
 	// waiting counts requests accepted and not yet admitted by an engine:
 	// the bounded queue behind the 429s (handlers add, the driver takes).
@@ -170,21 +172,41 @@ func (d *driver) command(c command) {
 		return
 	}
 	s.arrival = d.live.Now()
+	// Arrived registers s under its id: with no frontend latency (fixed,
+	// polynomial or profile timing) Submit routes the request at once, and
+	// its Routed and Admitted facts must find it (registered after Submit
+	// returned, the request's worker was never recorded and every
+	// per-request series stayed 0: issue 29 item 6).
+	d.submitting = s
 	id, err := d.live.Submit(s.prompt, s.maxTokens)
+	d.submitting = nil
 	s.prompt = nil
 	if err != nil {
-		d.waiting.Add(-1)
+		if d.streams[id] == s || id == 0 { // the loop did not end it already
+			delete(d.streams, id)
+			d.waiting.Add(-1)
+		}
 		s.mu.Lock()
 		s.ended, s.err = true, err
 		s.mu.Unlock()
 		s.signal()
 		return
 	}
+	d.err = d.step() // route it and start a pass now
+}
+
+// Arrived implements replay.Observer: the request being submitted gets its
+// id, before the loop routes it.
+func (d *driver) Arrived(id uint64, _ timing.Time, _, _ int) {
+	s := d.submitting
+	if s == nil {
+		return
+	}
+	d.submitting = nil
 	s.mu.Lock()
 	s.id = id
 	s.mu.Unlock()
 	d.streams[id] = s
-	d.err = d.step() // route it and start a pass now
 }
 
 func seconds(t timing.Time) float64 { return float64(t) / 1e9 }

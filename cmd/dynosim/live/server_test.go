@@ -27,7 +27,7 @@ router: {policy: round_robin}
 
 func start(t *testing.T, cfg string, o Options) (*Server, *httptest.Server) {
 	t.Helper()
-	o.Inputs = sim.Inputs{Config: []byte(cfg), ConfigName: "live.yaml", Sets: o.Inputs.Sets}
+	o.Inputs.Config, o.Inputs.ConfigName = []byte(cfg), "live.yaml"
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
