@@ -327,6 +327,11 @@ test('hostile bodies: a declared huge body is refused at once, a stalled one tim
   console.log(`stalled body: 408 after ${ms.toFixed(0)} ms (deadline ${BODY_TIMEOUT_MS} ms)`);
   assert.ok(ms >= BODY_TIMEOUT_MS - 100, `answered before the deadline: ${ms} ms`);
 
+  // Issue 29 item 15: a stall inside a part header is a 408 too, not a
+  // malformed header (the parser saw a line cut short).
+  const inHeader = await rawRequest(head, `--B\r\n${part}--B\r\nContent-Dispo`, BODY_TIMEOUT_MS + 10_000);
+  await rawError(inHeader, 408, /read deadline/);
+
   // The Worker still answers afterwards.
   const r = await fetch(`${base}/v1/health`);
   assert.equal(r.status, 200);
