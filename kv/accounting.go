@@ -5,9 +5,18 @@ package kv
 // reservations but not yet allocated, the number of inactive cached slots
 // and the removal hook. The pools differ only in how they find, keep and
 // evict inactive slots (LRU list, leaf heap).
+//
+// Slots are allocated on first touch: ids below next have been used once
+// (each is occupied or on the free stack), ids from next on never were, so
+// a pool's memory follows the blocks a run touches, not its capacity (a
+// 2^24-block pool a short run barely fills cost a gigabyte up front;
+// issue 29 item 9). A fresh id is taken only when the free stack is empty,
+// which hands out the same ids in the same order as a stack prefilled with
+// every slot, lowest first.
 type accounting struct {
 	capacity int
-	free     []int32 // stack of free slot ids
+	free     []int32 // stack of freed slot ids (all below next)
+	next     int32   // the lowest never-used slot id
 	reserved int     // slots promised to reservations, not yet allocated
 	inactive int
 	onRemove func(hash uint64)
@@ -20,21 +29,17 @@ type accounting struct {
 	claimed int
 }
 
-func newAccounting(capacity int) accounting {
-	a := accounting{capacity: capacity, free: make([]int32, capacity)}
-	for i := range a.free {
-		// Pop order: slot 0 first.
-		a.free[i] = int32(capacity - 1 - i)
-	}
-	return a
-}
+func newAccounting(capacity int) accounting { return accounting{capacity: capacity} }
+
+// unused is the number of slots not occupied: freed ones and never-used ones.
+func (a *accounting) unused() int { return len(a.free) + a.capacity - int(a.next) }
 
 // Capacity is the number of slots.
 func (a *accounting) Capacity() int { return a.capacity }
 
 // Free is the number of slots neither occupied, reserved nor claimed. With
 // claims it can be negative: room still being copied out is promised.
-func (a *accounting) Free() int { return len(a.free) - a.reserved - a.claimed }
+func (a *accounting) Free() int { return a.unused() - a.reserved - a.claimed }
 
 // Claimed is the number of slots promised to blocked reservations.
 func (a *accounting) Claimed() int { return a.claimed }
@@ -45,7 +50,7 @@ func (a *accounting) Claim(n int) { a.claimed += n }
 
 // Active is the number of slots in use by requests: occupied slots that are
 // not inactive, plus reserved ones.
-func (a *accounting) Active() int { return a.capacity - len(a.free) - a.inactive + a.reserved }
+func (a *accounting) Active() int { return a.capacity - a.unused() - a.inactive + a.reserved }
 
 // Inactive is the number of cached slots nobody references or pins.
 func (a *accounting) Inactive() int { return a.inactive }
@@ -62,12 +67,19 @@ func (a *accounting) Blocked() bool { return a.blocked }
 // evicted, in eviction order.
 func (a *accounting) SetOnRemove(f func(hash uint64)) { a.onRemove = f }
 
-// take consumes one reserved slot and returns its id.
-func (a *accounting) take() int32 {
+// take consumes one reserved slot and returns its id: a freed one, else
+// the next never-used one, which the caller's slot table grows to hold
+// (fresh reports that).
+func (a *accounting) take() (c int32, fresh bool) {
 	a.reserved--
-	c := a.free[len(a.free)-1]
-	a.free = a.free[:len(a.free)-1]
-	return c
+	if n := len(a.free); n > 0 {
+		c = a.free[n-1]
+		a.free = a.free[:n-1]
+		return c, false
+	}
+	c = a.next
+	a.next++
+	return c, true
 }
 
 // recycle returns slot c to the free stack.

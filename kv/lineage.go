@@ -76,9 +76,10 @@ type lslot struct {
 	state    slotState
 }
 
-// NewLineagePool returns a pool of capacity slots.
+// NewLineagePool returns a pool of capacity slots, allocated on first use
+// like the native pool's.
 func NewLineagePool(capacity int) *LineagePool {
-	return &LineagePool{accounting: newAccounting(capacity), slots: make([]lslot, capacity), byHash: idmap.New(capacity)}
+	return &LineagePool{accounting: newAccounting(capacity), byHash: new(idmap.Map)}
 }
 
 // Lookup implements BlockPool.
@@ -182,8 +183,13 @@ func (p *LineagePool) Acquire(c int32) { p.slots[c].acquire() }
 
 // AllocatePrivate implements BlockPool.
 func (p *LineagePool) AllocatePrivate() int32 {
-	c := p.take()
-	p.slots[c] = lslot{state: slotPrivate, holds: holds{refs: 1}, parent: -1}
+	c, fresh := p.take()
+	s := lslot{state: slotPrivate, holds: holds{refs: 1}, parent: -1}
+	if fresh {
+		p.slots = append(p.slots, s) // c == len(p.slots): slots are used in id order
+	} else {
+		p.slots[c] = s
+	}
 	return c
 }
 

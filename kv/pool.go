@@ -39,14 +39,14 @@ type slot struct {
 	primary    bool // the copy Lookup finds (kept so eviction needs no lookup to know)
 }
 
-// NewPool returns a pool of capacity slots.
+// NewPool returns a pool of capacity slots. Nothing is allocated per slot
+// until a run uses it: the slot table and the hash index grow with use.
 func NewPool(capacity int) *Pool {
 	return &Pool{
 		accounting: newAccounting(capacity),
-		slots:      make([]slot, capacity),
 		head:       -1,
 		tail:       -1,
-		primary:    idmap.New(capacity),
+		primary:    new(idmap.Map),
 	}
 }
 
@@ -121,8 +121,13 @@ func (p *Pool) Acquire(copy int32) { p.slots[copy].acquire() }
 
 // AllocatePrivate consumes one reserved slot as a private copy.
 func (p *Pool) AllocatePrivate() int32 {
-	c := p.take()
-	p.slots[c] = slot{state: slotPrivate, holds: holds{refs: 1}, prev: -1, next: -1, nextCopy: -1}
+	c, fresh := p.take()
+	s := slot{state: slotPrivate, holds: holds{refs: 1}, prev: -1, next: -1, nextCopy: -1}
+	if fresh {
+		p.slots = append(p.slots, s) // c == len(p.slots): slots are used in id order
+	} else {
+		p.slots[c] = s
+	}
 	return c
 }
 
