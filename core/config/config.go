@@ -331,6 +331,7 @@ func Parse(name string, data []byte, sets []string) (Config, error) {
 	for _, r := range []*Role{&cfg.Engine.Workers.Aggregated, &cfg.Engine.Workers.Prefill, &cfg.Engine.Workers.Decode} {
 		r.resolve()
 	}
+	cfg.Planner.applyPreset(root) // explicit planner keys win over scaling_policy
 	if err := modeKeys(name, root, cfg.Engine.Mode); err != nil {
 		return cfg, err
 	}

@@ -6,11 +6,14 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/planner"
+	"gopkg.in/yaml.v3"
 )
 
 // Planner is the scaling planner in the loop (spec §9.1–9.2; the
-// policies are core/planner's). ScalingPolicy, when set, is a preset that
-// fixes which scalings run and their intervals.
+// policies are core/planner's). ScalingPolicy, when set, is a preset of
+// which scalings run and their intervals: Parse fills in the preset's keys
+// the config did not write, so an explicit key wins over the preset
+// (planner.ApplyPresetExcept).
 type Planner struct {
 	Policy              string  `yaml:"policy" json:"policy"` // disabled | enabled
 	ScalingPolicy       string  `yaml:"scaling_policy" json:"scaling_policy"`
@@ -47,8 +50,9 @@ func DefaultPlanner() Planner {
 		KalmanR: d.KalmanR, KalmanMinPoints: d.KalmanMinPoints, MaxNumGPUs: d.MaxGPUs, MinWorkers: 1}
 }
 
-// Resolve is the planner's configuration: the section with its preset
-// applied and the SLA it scales against.
+// Resolve is the planner's configuration: the section (with its preset
+// already folded in by Parse, see applyPreset) and the SLA it scales
+// against.
 func (p Planner) Resolve(sla SLA) (planner.Config, error) {
 	c := planner.Config{Load: p.EnableLoad, Throughput: p.EnableThroughput, LoadIntervalS: p.LoadIntervalS,
 		ThroughputIntervalS: p.ThroughputIntervalS, TTFTMs: sla.TTFTMs, ITLMs: sla.ITLMs,
@@ -56,12 +60,31 @@ func (p Planner) Resolve(sla SLA) (planner.Config, error) {
 		FPMBucketSize: p.FPMBucketSize, Predictor: p.LoadPredictor, PredictorLog1p: p.LoadPredictorLog1p,
 		KalmanQLevel: p.KalmanQLevel, KalmanQTrend: p.KalmanQTrend, KalmanR: p.KalmanR, KalmanMinPoints: p.KalmanMinPoints,
 		MaxGPUs: p.MaxNumGPUs}
-	if p.ScalingPolicy != "" {
-		if err := planner.ApplyPreset(p.ScalingPolicy, &c); err != nil {
-			return c, err // it names planner.scaling_policy
-		}
-	}
 	return c, nil
+}
+
+// applyPreset folds scaling_policy into the section: the preset sets
+// enable_load_scaling, enable_throughput_scaling and both intervals unless
+// the YAML (or a --set) wrote them, which win (issue 29 item 11: the
+// preset used to overwrite them silently, so the repo's own hostile
+// configs ran at 180 s / 5 s while asking for 1 s). root is the config's
+// YAML tree; an unknown preset is left to validate, which names it.
+func (p *Planner) applyPreset(root *yaml.Node) {
+	if p.ScalingPolicy == "" {
+		return
+	}
+	c := planner.Config{Load: p.EnableLoad, Throughput: p.EnableThroughput, LoadIntervalS: p.LoadIntervalS, ThroughputIntervalS: p.ThroughputIntervalS}
+	written := func(key string) bool { return plannerKeyWritten(root, key) }
+	if planner.ApplyPresetExcept(p.ScalingPolicy, &c, written) != nil {
+		return
+	}
+	p.EnableLoad, p.EnableThroughput, p.LoadIntervalS, p.ThroughputIntervalS = c.Load, c.Throughput, c.LoadIntervalS, c.ThroughputIntervalS
+}
+
+// plannerKeyWritten reports whether planner.<key> is in the YAML tree
+// (the strict check refuses a null for these keys).
+func plannerKeyWritten(root *yaml.Node, key string) bool {
+	return keyNode(root, "planner."+key) != nil
 }
 
 // MinWorkersOf is the planner's floor for a pool (aggregated, prefill, decode).
@@ -81,15 +104,19 @@ func (p *Planner) validate() error {
 	if p.ScalingPolicy != "" && !slices.Contains(planner.PresetNames, p.ScalingPolicy) {
 		return fmt.Errorf("planner.scaling_policy: must be one of %s, got %q", strings.Join(planner.PresetNames, ", "), p.ScalingPolicy)
 	}
+	// Both intervals are checked, enabled or not: a knob is either used or
+	// refused, never silently ignored. The floor is the planner's
+	// (planner.MinIntervalS: at most one tick a virtual second).
 	for _, k := range []struct {
-		path string
-		v    float64
+		key string
+		v   float64
 	}{
-		{"planner.throughput_adjustment_interval_seconds", p.ThroughputIntervalS},
-		{"planner.load_adjustment_interval_seconds", p.LoadIntervalS},
+		{planner.KeyThroughputInterval, p.ThroughputIntervalS},
+		{planner.KeyLoadInterval, p.LoadIntervalS},
 	} {
-		if !(k.v > 0 && k.v <= 1e7) {
-			return fmt.Errorf("%s: must be in (0, 1e7], got %v", k.path, k.v)
+		if !(k.v >= planner.MinIntervalS && k.v <= planner.MaxIntervalS) {
+			return fmt.Errorf("planner.%s: must be in [%v, %v] seconds (the planner acts at most once a virtual second), got %v",
+				k.key, float64(planner.MinIntervalS), float64(planner.MaxIntervalS), k.v)
 		}
 	}
 	switch {

@@ -81,20 +81,76 @@ var PresetNames = func() []string {
 	return names
 }()
 
+// The keys a scaling_policy preset sets (YAML names under planner:).
+const (
+	KeyLoad               = "enable_load_scaling"
+	KeyThroughput         = "enable_throughput_scaling"
+	KeyLoadInterval       = "load_adjustment_interval_seconds"
+	KeyThroughputInterval = "throughput_adjustment_interval_seconds"
+)
+
 // ApplyPreset sets c's scaling modes and intervals from the named
 // scaling_policy preset.
-func ApplyPreset(name string, c *Config) error {
+func ApplyPreset(name string, c *Config) error { return ApplyPresetExcept(name, c, nil) }
+
+// ApplyPresetExcept is ApplyPreset for a config that wrote some of the
+// preset's keys itself: written(key) reports whether planner.<key> was
+// given explicitly (KeyLoad, KeyThroughput, KeyLoadInterval,
+// KeyThroughputInterval), and an explicit key wins over the preset. A
+// preset is a set of defaults, not a lock: `scaling_policy: load_180_5,
+// load_adjustment_interval_seconds: 1` is load-based scaling every second.
+// (Before issue 29 the preset silently overwrote explicit intervals.)
+// written nil: nothing was written.
+func ApplyPresetExcept(name string, c *Config, written func(key string) bool) error {
+	keep := func(key string) bool { return written != nil && written(key) }
 	for _, p := range presets {
 		if p.name != name {
 			continue
 		}
-		c.Load, c.Throughput = p.load, p.throughput
-		if p.thrS > 0 {
-			c.ThroughputIntervalS, c.LoadIntervalS = p.thrS, p.loadS
+		if !keep(KeyLoad) {
+			c.Load = p.load
+		}
+		if !keep(KeyThroughput) {
+			c.Throughput = p.throughput
+		}
+		if p.thrS > 0 && !keep(KeyThroughputInterval) {
+			c.ThroughputIntervalS = p.thrS
+		}
+		if p.thrS > 0 && !keep(KeyLoadInterval) {
+			c.LoadIntervalS = p.loadS
 		}
 		return nil
 	}
 	return fmt.Errorf("planner.scaling_policy: unknown preset %q (one of %s)", name, strings.Join(PresetNames, ", "))
+}
+
+// MinIntervalS and MaxIntervalS bound both adjustment intervals, in
+// seconds. Dynamo's planner reads its signals once per interval
+// (Planner Design: "every adjustment_interval seconds, the planner
+// queries Prometheus" for the interval's TTFT, ITL and traffic) with
+// defaults of 180 s (throughput) and 5 s (load); a decision takes effect
+// only after a worker's startup, seconds to minutes. An interval under a
+// second models no real planner, and every tick costs a snapshot of every
+// worker: the floor keeps a run to at most one tick per virtual second
+// while work is in flight (a 1 ms interval made a 212 MB report).
+// It also keeps every interval far above the loop's 1 ns resolution (an
+// interval under 1 ns used to round to 0 and silently disable the
+// planner). The ceiling (115 days) keeps tick times inside the clock.
+const (
+	MinIntervalS = 1
+	MaxIntervalS = 1e7
+)
+
+// validInterval checks an enabled mode's interval; errors name the key.
+func validInterval(key string, v float64) error {
+	switch {
+	case math.IsNaN(v) || v <= 0:
+		return fmt.Errorf("planner.%s: must be > 0, got %v", key, v)
+	case v < MinIntervalS || v > MaxIntervalS:
+		return fmt.Errorf("planner.%s: must be in [%v, %v] seconds (the planner acts at most once a virtual second), got %v",
+			key, float64(MinIntervalS), float64(MaxIntervalS), v)
+	}
+	return nil
 }
 
 // maxGPUs bounds max_num_gpus, far past any cluster, so GPU counts never
@@ -120,8 +176,8 @@ func (c *Config) validate() error {
 		bad("planner: evaluation.sla.itl_ms: must be a finite number ≥ 0, got %v", c.ITLMs)
 	}
 	if c.Load {
-		if !finite(c.LoadIntervalS) || c.LoadIntervalS <= 0 {
-			bad("planner.load_adjustment_interval_seconds: must be > 0, got %v", c.LoadIntervalS)
+		if err := validInterval(KeyLoadInterval, c.LoadIntervalS); err != nil {
+			errs = append(errs, err)
 		}
 		if c.TTFTMs <= 0 && c.ITLMs <= 0 {
 			bad("planner: load-based scaling needs evaluation.sla ttft_ms or itl_ms")
@@ -143,8 +199,8 @@ func (c *Config) validate() error {
 		}
 	}
 	if c.Throughput {
-		if !finite(c.ThroughputIntervalS) || c.ThroughputIntervalS <= 0 {
-			bad("planner.throughput_adjustment_interval_seconds: must be > 0, got %v", c.ThroughputIntervalS)
+		if err := validInterval(KeyThroughputInterval, c.ThroughputIntervalS); err != nil {
+			errs = append(errs, err)
 		}
 		if c.TTFTMs <= 0 || c.ITLMs <= 0 {
 			bad("planner: throughput-based scaling needs evaluation.sla ttft_ms and itl_ms")

@@ -198,15 +198,20 @@ func New(cfg Config, pools []Pool) (*Planner, error) {
 		}
 		q.min = max(p.MinWorkers, 1)
 		q.maxW = cfg.MaxGPUs / p.GPUsPerWorker
-		// Both factors within max_num_gpus (≤ 2²⁰) keep the product far
-		// from overflowing.
-		minGPUs += min(q.min, cfg.MaxGPUs+1) * min(p.GPUsPerWorker, cfg.MaxGPUs+1)
+		// The exact product and sum, saturating rather than wrapping: the
+		// message shows the arithmetic (issue 29 item 11: clamping each
+		// factor to max_num_gpus + 1 printed "10 × 1 = 2").
+		minGPUs = satAdd(minGPUs, satMul(q.min, p.GPUsPerWorker))
 		mins = append(mins, fmt.Sprintf("%s %d × %d", p.Name, q.min, p.GPUsPerWorker))
 		pl.pools = append(pl.pools, q)
 	}
 	if len(errs) == 0 && minGPUs > cfg.MaxGPUs {
-		errs = append(errs, fmt.Errorf("planner.max_num_gpus: %d GPUs cannot hold the pools' minimum workers (%s = %d GPUs)",
-			cfg.MaxGPUs, strings.Join(mins, " + "), minGPUs))
+		total := strconv.Itoa(minGPUs)
+		if minGPUs == math.MaxInt {
+			total = "over " + strconv.Itoa(math.MaxInt)
+		}
+		errs = append(errs, fmt.Errorf("planner.max_num_gpus: %d GPUs cannot hold the pools' minimum workers (%s = %s GPUs)",
+			cfg.MaxGPUs, strings.Join(mins, " + "), total))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -484,6 +489,22 @@ func num(v float64) string {
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
 	return metrics.Format(math.Round(v)) // the report's thousands separators
+}
+
+// satMul is a × b for a, b ≥ 0, math.MaxInt when it would overflow.
+func satMul(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
+}
+
+// satAdd is a + b for a, b ≥ 0, math.MaxInt when it would overflow.
+func satAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // plural is "s" unless n is 1.

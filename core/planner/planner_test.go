@@ -197,7 +197,7 @@ func FuzzTick(f *testing.F) {
 		c.MaxFPMSamples = 1 + r.n(70)
 		c.FPMBucketSize = []int{1, 4, 9, 16}[r.n(4)]
 		c.ThroughputIntervalS = []float64{180, 20, 7.5}[r.n(3)]
-		c.LoadIntervalS = []float64{5, 1, 0.25}[r.n(3)]
+		c.LoadIntervalS = []float64{5, 1, 1.5}[r.n(3)] // at the floor (planner.MinIntervalS) and just above
 		c.ScaleDownSensitivity = float64(r.n(101))
 		var models = []timing.Model{timing.Fixed{Prefill: float64(r.n(300)), Decode: float64(r.n(60))}, timing.Polynomial{}}
 		var pools []Pool
