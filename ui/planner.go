@@ -28,7 +28,7 @@ func provisioned(c schema.WorkerCount) int { return c.Active + c.Starting + c.Dr
 
 // PlannerView is the planner panel of the shown run.
 type PlannerView struct {
-	Ticks     int
+	Ticks     int     // the ticks the planner ran (num_ticks; a long run lists only some, see tick_stride)
 	GPUHours  float64 // NaN: not in the report
 	MeanGPUs  float64
 	Pools     []PlannerRange
@@ -64,7 +64,7 @@ func plannerView(p *plannerSection) *PlannerView {
 	if p == nil {
 		return nil
 	}
-	v := &PlannerView{Ticks: len(p.Ticks), GPUHours: math.NaN(), MeanGPUs: math.NaN()}
+	v := &PlannerView{Ticks: max(p.NumTicks, len(p.Ticks)), GPUHours: math.NaN(), MeanGPUs: math.NaN()}
 	if p.GPUHours != nil {
 		v.GPUHours = *p.GPUHours
 	}

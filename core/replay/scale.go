@@ -100,7 +100,7 @@ func (s *scaleState) tick() error {
 		s.quiet++
 	}
 	s.lastActivity = s.activity
-	s.report.Ticks = append(s.report.Ticks, s.tickRecord(snap, d))
+	s.report.Tick(snap.Tick, func() report.PlannerTick { return s.tickRecord(snap, d) }) // bounded: report.MaxPlannerTicks
 	s.ticks++
 	next := timing.FromMs(d.NextMs)
 	if !snap.Work || math.IsNaN(d.NextMs) || next <= l.now {

@@ -185,7 +185,8 @@ func Build(c *Collector, info RunInfo) *Report {
 	}
 	s := t.summary(len(c.recs), r.Outcomes, durS)
 	buildPools(r, info, s)
-	if p := info.Planner; p != nil {
+	if info.Planner != nil {
+		p := info.Planner.finished()
 		p.GPUHours = s[schema.GPUHours]
 		mean := p.GPUHours * 3600 / durS
 		p.MeanGPUs, s[schema.MeanGPUs] = nullable(mean), mean

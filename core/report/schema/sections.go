@@ -165,12 +165,22 @@ type SLAInfo struct {
 	E2EMs  *float64 `json:"e2e_ms"`
 }
 
-// Planner is the report's planner section.
+// Planner is the report's planner section. Its lists are bounded
+// (core/report: at most 1,024 ticks and 4,096 worker steps): past the
+// bound a list keeps every other entry and its stride doubles, so a long
+// run's section stays the same size and still spans the whole run.
 type Planner struct {
-	Ticks    []PlannerTick `json:"ticks"`
-	Workers  []WorkerStep  `json:"workers"`   // a step per change of a pool's workers, from t = 0
-	GPUHours float64       `json:"gpu_hours"` // provisioned GPUs (active, starting, draining) integrated over the run
-	MeanGPUs *float64      `json:"mean_gpus"` // gpu_hours over the duration
+	NumTicks int `json:"num_ticks"` // ticks the planner ran
+	// TickStride: ticks lists the ticks whose ordinal (tick) is a multiple
+	// of it (1: every tick).
+	TickStride int           `json:"tick_stride"`
+	Ticks      []PlannerTick `json:"ticks"`
+	// WorkerStepStride: workers keeps every stride-th step of each pool
+	// (1: every change); the pools' peaks count every step.
+	WorkerStepStride int          `json:"worker_step_stride"`
+	Workers          []WorkerStep `json:"workers"`   // a step per change of a pool's workers, from t = 0
+	GPUHours         float64      `json:"gpu_hours"` // provisioned GPUs (active, starting, draining) integrated over the run
+	MeanGPUs         *float64     `json:"mean_gpus"` // gpu_hours over the duration
 }
 
 // PlannerTick is one tick.
