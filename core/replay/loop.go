@@ -289,12 +289,17 @@ func (l *Loop) RunUntil(limit timing.Time) (done bool, err error) {
 // ErrHorizon is returned when the virtual clock would pass timing.Horizon.
 var ErrHorizon = errors.New("the virtual clock would pass its horizon of 100 years")
 
-// horizonErr names what would pass the horizon: a pass (its timing) or an
-// arrival (the load's times or rates).
+// horizonErr names what would pass the horizon: a pass (its timing), a
+// KV transfer (its bandwidth) or an arrival (the load's times or rates).
+// Issue 29 item 12: a transfer past the horizon used to blame the
+// arrivals.
 func (l *Loop) horizonErr() error {
 	if l.q.len() > 0 && l.q.top().at >= timing.Horizon {
-		if e := l.q.top(); e.kind == PassEnd {
+		switch e := l.q.top(); e.kind {
+		case PassEnd:
 			return fmt.Errorf("replay: %w: a pass of worker %d would end past it (check the timing model's values, timing.speedup and the KV tiers' bandwidths)", ErrHorizon, e.worker)
+		case TransferDone:
+			return fmt.Errorf("replay: %w: the KV transfer of request %d would end past it: engine.kv_transfer.bandwidth_gb_per_second is too low for its bytes (check it and engine.kv_transfer.bytes_per_token)", ErrHorizon, e.req)
 		}
 	}
 	return fmt.Errorf("replay: %w: an arrival would come past it (check the trace's times and delays, traffic.load.speedup and the request rate)", ErrHorizon)
