@@ -59,6 +59,9 @@ type Options struct {
 	// arriving after it is answered with 408.
 	BodyTimeout time.Duration
 	Limits      sim.Limits // passed to every run; 413 when a run exceeds them
+	// MaxStoredBytes caps a report the handler stores (0:
+	// DefaultMaxStoredBytes): a larger one is answered without a run URL.
+	MaxStoredBytes int
 	// Clock, if set, measures the run for the report's wall-clock fields.
 	// In Workers the clock does not advance during CPU work, so it is nil there
 	// and those fields stay 0.
@@ -70,6 +73,9 @@ const (
 	DefaultMaxBodyBytes   = 32 << 20
 	DefaultMaxConfigBytes = 256 << 10
 	DefaultBodyTimeout    = 30 * time.Second
+	// DefaultMaxStoredBytes is Workers KV's largest value (25 MiB,
+	// developers.cloudflare.com/kv/platform/limits): a larger put fails.
+	DefaultMaxStoredBytes = 25 << 20
 )
 
 const (
@@ -95,6 +101,9 @@ func NewHandler(store Store, opt Options) *Handler {
 	}
 	if opt.BodyTimeout <= 0 {
 		opt.BodyTimeout = DefaultBodyTimeout
+	}
+	if opt.MaxStoredBytes <= 0 {
+		opt.MaxStoredBytes = DefaultMaxStoredBytes
 	}
 	return &Handler{store: store, opt: opt}
 }
@@ -157,6 +166,7 @@ func (h *Handler) health(w http.ResponseWriter) {
 		"max_output_tokens": h.opt.Limits.MaxOutputTokens,
 		"max_config_bytes":  h.opt.MaxConfigBytes,
 		"body_timeout_ms":   h.opt.BodyTimeout.Milliseconds(),
+		"max_stored_bytes":  h.opt.MaxStoredBytes,
 	})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -183,7 +193,7 @@ func (h *Handler) getRun(w http.ResponseWriter, id string) {
 	}
 	// An id names one set of inputs and one build: its report never changes.
 	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	writeReport(w, http.StatusOK, id, "hit", b)
+	writeReport(w, http.StatusOK, id, "hit", true, b)
 }
 
 // inputs are the fields of one POST /v1/predict.
@@ -222,7 +232,7 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	if h.store != nil {
 		b, ok, err := h.store.Get(runKeyPrefix + id)
 		if err == nil && ok {
-			writeReport(w, http.StatusOK, id, "hit", b)
+			writeReport(w, http.StatusOK, id, "hit", true, b)
 			return
 		}
 	}
@@ -238,15 +248,8 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err.Error())
 		return
 	}
-	cache := "miss"
-	if h.store != nil {
-		if err := h.store.Put(runKeyPrefix+id, b); err != nil {
-			cache = "miss; not stored: " + oneLine(err.Error())
-		}
-	} else {
-		cache = "miss; not stored"
-	}
-	writeReport(w, http.StatusOK, id, cache, b)
+	cache, stored := h.storeRun(id, b)
+	writeReport(w, http.StatusOK, id, cache, stored, b)
 }
 
 // run calls the core once.
@@ -473,19 +476,6 @@ func validRunID(id string) bool {
 		}
 	}
 	return true
-}
-
-func writeReport(w http.ResponseWriter, status int, id, cache string, b []byte) {
-	hd := w.Header()
-	hd.Set("Content-Type", "application/json")
-	hd.Set("Location", "/v1/runs/"+id)
-	hd.Set("X-Dynosim-Run-Id", id)
-	hd.Set("X-Dynosim-Cache", cache)
-	if hd.Get("Cache-Control") == "" {
-		// A POST answer is never cached; GET /v1/runs/{id} is immutable.
-		hd.Set("Cache-Control", "no-store")
-	}
-	writeBody(w, status, b)
 }
 
 // writeBody sends a complete JSON body.

@@ -100,8 +100,9 @@ func (b *streamBody) Close() error {
 }
 
 // optionsFromEnv reads the limits from the Worker's vars (all optional):
-// MAX_BODY_BYTES, MAX_CONFIG_BYTES, BODY_TIMEOUT_MS, CPU_BUDGET_MS and the
-// explicit caps MAX_REQUESTS, MAX_PASSES, MAX_PROMPT_TOKENS, MAX_OUTPUT_TOKENS.
+// MAX_BODY_BYTES, MAX_CONFIG_BYTES, BODY_TIMEOUT_MS, MAX_STORED_BYTES,
+// CPU_BUDGET_MS and the explicit caps MAX_REQUESTS, MAX_PASSES,
+// MAX_PROMPT_TOKENS, MAX_OUTPUT_TOKENS.
 func optionsFromEnv(env js.Value) Options {
 	budget := envInt(env, "CPU_BUDGET_MS", DefaultCPUBudgetMs)
 	lim := LimitsForBudget(budget)
@@ -121,6 +122,7 @@ func optionsFromEnv(env js.Value) Options {
 		MaxBodyBytes:   int64(envInt(env, "MAX_BODY_BYTES", DefaultMaxBodyBytes)),
 		MaxConfigBytes: int64(envInt(env, "MAX_CONFIG_BYTES", DefaultMaxConfigBytes)),
 		BodyTimeout:    time.Duration(envInt(env, "BODY_TIMEOUT_MS", int(DefaultBodyTimeout/time.Millisecond))) * time.Millisecond,
+		MaxStoredBytes: envInt(env, "MAX_STORED_BYTES", DefaultMaxStoredBytes),
 		Limits:         lim,
 		// No Clock: Workers freeze Date.now() during CPU work, so a measured
 		// wall time would read 0 anyway; the wall-clock fields stay 0.
