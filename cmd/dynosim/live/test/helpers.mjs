@@ -20,9 +20,11 @@ process.on("exit", () => { for (const p of running) p.kill("SIGKILL"); });
 // SIGTERM and resolves with the exit code (a signal name if it was killed).
 // It rejects, with the server's stderr, if the server exits first or does
 // not start within timeoutMs.
-export function startLive(args = [], { timeoutMs = 15000 } = {}) {
+// wrap is a command the server runs under (["prlimit", "--as=…", "--"]).
+export function startLive(args = [], { timeoutMs = 15000, wrap = [], cwd } = {}) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(bin, ["live", "--addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const argv = [...wrap.slice(1), bin, "live", "--addr", "127.0.0.1:0", ...args];
+    const proc = spawn(wrap[0] || argv.shift(), argv, { stdio: ["ignore", "pipe", "pipe"], cwd });
     running.add(proc);
     let err = "", started = false;
     const exited = new Promise((r) => proc.once("exit", (code, signal) => { running.delete(proc); r(code ?? signal); }));
