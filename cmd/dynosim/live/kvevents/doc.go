@@ -56,6 +56,14 @@
 // the publisher (ZMQ's "slow joiner"): subscribe, note the first live seq,
 // and replay from the last seq already seen.
 //
+// Peers of both sockets (tcp:// and ipc:// endpoints) pass a guard first
+// (zmqguard.go, zmqconn.go): at most 64 connections per socket; the peer's
+// ZMTP 3 greeting and READY within 10 s, run off zmq4's one-at-a-time
+// accept loop so a silent peer delays no one; frames and messages of at
+// most 64 KiB in at most 16 frames; on the PUB, anything but a
+// subscription is dropped; a write stalled for 10 s drops the subscriber.
+// A peer that breaks a bound loses its connection, nothing else.
+//
 // # SSE
 //
 // ServeHTTP streams each batch as an SSE event with the batch seq as its id

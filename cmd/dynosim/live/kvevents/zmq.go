@@ -104,18 +104,27 @@ func (h *Hub) bind(ctx context.Context, pub, replay string) (*zmqServer, context
 		cancelAll()
 		return nil, nil, nil, errors.Join(fmt.Errorf("kvevents: set PUB high-water mark: %w", err), z.close())
 	}
-	if err := z.pub.Listen(pub); err != nil {
+	if err := listenGuarded(z.pub, pub, rolePub); err != nil {
 		cancelAll()
 		return nil, nil, nil, errors.Join(fmt.Errorf("kvevents: bind PUB %q: %w", pub, err), z.close())
 	}
 	if replay != "" {
 		z.router = zmq4.NewRouter(zctx, zmq4.WithTimeout(replayTimeout))
-		if err := z.router.Listen(replay); err != nil {
+		if err := listenGuarded(z.router, replay, roleReplay); err != nil {
 			cancelAll()
 			return nil, nil, nil, errors.Join(fmt.Errorf("kvevents: bind replay ROUTER %q: %w", replay, err), z.close())
 		}
 	}
 	return z, zctx, cancelAll, nil
+}
+
+// listenGuarded binds s at ep behind the peer guard of role (zmqconn.go).
+func listenGuarded(s zmq4.Socket, ep string, role guardRole) error {
+	gep, err := guardedEndpoint(ep, role)
+	if err != nil {
+		return err
+	}
+	return s.Listen(gep)
 }
 
 // close closes the sockets. A peer connection that its subscriber already
