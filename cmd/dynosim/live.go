@@ -32,6 +32,7 @@ func runLive(args []string, stderr io.Writer) error {
 		replay     = fs.String("kv-events-replay-endpoint", "", "serve KV-event replay over ZMQ ROUTER at `URL`, e.g. tcp://127.0.0.1:5558")
 		positional = fs.Bool("kv-events-positional", false, "encode KV events as vLLM's positional arrays, not named maps")
 		grace      = fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long open streams may run before they are cut")
+		inflight   = fs.Int64("max-inflight-bytes", live.DefaultMaxInflightBytes, "request body `BYTES` being read, tokenized or waiting for an engine before new requests get 429 with Retry-After (at least 8388608, the largest body)")
 		sets       multiFlag
 	)
 	if err := parseConfigFlags(fs, args, cfgPath, &sets); err != nil {
@@ -45,7 +46,7 @@ func runLive(args []string, stderr io.Writer) error {
 		return err
 	}
 	srv, err := live.New(live.Options{Inputs: in, Speedup: *speedup, Model: *model, MaxWaiting: *maxWaiting,
-		ZMQ: *zmq, ZMQReplay: *replay, Positional: *positional})
+		ZMQ: *zmq, ZMQReplay: *replay, Positional: *positional, MaxInflightBytes: *inflight})
 	if err != nil {
 		return err
 	}

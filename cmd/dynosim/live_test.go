@@ -23,6 +23,8 @@ func TestLiveBadUsage(t *testing.T) {
 		{[]string{"live", "--set", "engine.workers.aggregated.parallelism.replicas=0"}, "replicas"},
 		{[]string{"live", "--kv-events-endpoint", "nope://x"}, "--kv-events-endpoint"},
 		{[]string{"live", "--addr", "256.0.0.1:1"}, "live: listen"},
+		// Issue 29 item 3: the in-flight bytes cannot be below one body.
+		{[]string{"live", "--max-inflight-bytes", "1000"}, "--max-inflight-bytes: must be ≥ 8388608"},
 	} {
 		_, stderr, code := runMain(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, "dynosim: ") || !strings.Contains(stderr, tc.want) {

@@ -47,6 +47,11 @@ type stream struct {
 	reason string // "": completed; a rejection reason; replay.Aborted
 	err    error  // the driver failed or stopped
 	notify chan struct{}
+
+	// held is the request body's share of --max-inflight-bytes, given back
+	// once an engine admits the request: until then the loop keeps its
+	// prompt on top of what the handler decoded.
+	held *lease
 }
 
 func newStream(prompt []uint32, maxTokens int) *stream {
@@ -260,6 +265,7 @@ func (d *driver) Admitted(id uint64, role replay.Role, at timing.Time, reused in
 	}
 	s.wasAdmitted, s.admitted = true, at
 	d.waiting.Add(-1)
+	s.held.free()
 	d.met.PrefixQuery(s.worker, s.rank, s.promptLen, reused)
 	s.mu.Lock()
 	s.cached = reused
@@ -295,6 +301,7 @@ func (d *driver) Terminal(id uint64, at timing.Time, reason string) {
 	delete(d.streams, id)
 	if !s.wasAdmitted {
 		d.waiting.Add(-1)
+		s.held.free()
 	}
 	if s.worker >= 0 {
 		fr := "length" // no end-of-sequence token: every request runs to max_tokens

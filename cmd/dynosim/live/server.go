@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +32,10 @@ type Options struct {
 	// endpoints, e.g. tcp://127.0.0.1:5557 ("": none).
 	ZMQ, ZMQReplay string
 	Positional     bool // KV events as positional msgpack arrays, not named maps
+	// MaxInflightBytes bounds the bytes of request bodies being read,
+	// tokenized or waiting for an engine; past it a request gets 429 with
+	// Retry-After (0: DefaultMaxInflightBytes; at least maxBody).
+	MaxInflightBytes int64
 }
 
 // DefaultMaxWaiting is Options.MaxWaiting's default.
@@ -45,6 +51,7 @@ type Server struct {
 	hub     *kvevents.Hub
 	met     *metrics.Metrics
 	mux     *http.ServeMux
+	budget  budget
 	stop    context.CancelFunc
 	model   string
 	created int64
@@ -76,6 +83,12 @@ func New(o Options) (*Server, error) {
 	if o.MaxWaiting < 0 {
 		return nil, fmt.Errorf("--max-waiting: must be ≥ 1, got %d", o.MaxWaiting)
 	}
+	if o.MaxInflightBytes == 0 {
+		o.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	if o.MaxInflightBytes < maxBody {
+		return nil, fmt.Errorf("--max-inflight-bytes: must be ≥ %d (the largest request body), got %d", maxBody, o.MaxInflightBytes)
+	}
 	d := &driver{speedup: o.Speedup, cmds: make(chan command, 256), streams: map[uint64]*stream{}, done: make(chan struct{})}
 	live, err := sim.NewLive(o.Inputs, d)
 	if err != nil {
@@ -83,6 +96,7 @@ func New(o Options) (*Server, error) {
 	}
 	d.live = live
 	s := &Server{opt: o, d: d, model: o.Model, created: time.Now().Unix()}
+	s.budget.max = o.MaxInflightBytes
 	if s.model == "" {
 		s.model = live.Config.Engine.Model
 	}
@@ -224,7 +238,9 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	var q completionRequest
-	if !s.decode(w, r, &q) {
+	held, ok := s.decode(w, r, &q)
+	defer held.free() // once the answer is written: the tokens are held till then
+	if !ok {
 		return
 	}
 	prompt, err := q.prompt(len(q.Messages) > 0)
@@ -232,33 +248,103 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"count": len(prompt), "tokens": prompt})
+	writeTokens(w, prompt)
 }
 
-// decode reads a JSON request body into q, or answers 400.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, q *completionRequest) bool {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	if err := json.NewDecoder(r.Body).Decode(q); err != nil {
-		code := http.StatusBadRequest
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			code = http.StatusRequestEntityTooLarge
+// writeTokens answers /tokenize, writing the ids as they are formatted:
+// up to 11 bytes of JSON per id, a whole answer encoded at once was ten
+// times its request's size.
+func writeTokens(w http.ResponseWriter, ids []uint32) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
+	buf := make([]byte, 0, 32<<10)
+	buf = append(strconv.AppendInt(append(buf, `{"count":`...), int64(len(ids)), 10), `,"tokens":[`...)
+	for i, id := range ids {
+		if len(buf) > cap(buf)-16 {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+			buf = buf[:0]
 		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendUint(buf, uint64(id), 10)
+	}
+	w.Write(append(buf, "]}\n"...))
+}
+
+// decode reads a JSON request body into q, or answers 400 (413 past
+// maxBody, 429 past the in-flight bytes, 408 past the read timeout). The
+// lease holds the body's bytes against --max-inflight-bytes until freed.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, q *completionRequest) (*lease, bool) {
+	if r.ContentLength > maxBody {
+		// Refused before a byte is read or reserved.
+		fail(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body: %d bytes, more than the %d this server reads", r.ContentLength, maxBody))
+		return nil, false
+	}
+	raw := r.Body
+	held, err := s.budget.hold(r)
+	if err != nil {
+		s.busy(w, r, raw)
+		return nil, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	err = json.NewDecoder(r.Body).Decode(q)
+	http.NewResponseController(w).SetReadDeadline(time.Time{}) // read: lift its bound (bodyDeadline)
+	if err != nil {
+		code := http.StatusBadRequest
+		var ne net.Error
+		switch _, tooLarge := errors.AsType[*http.MaxBytesError](err); {
+		case tooLarge:
+			code = http.StatusRequestEntityTooLarge
+		case errors.Is(err, errBusy):
+			held.free()
+			s.busy(w, r, raw)
+			return nil, false
+		case errors.As(err, &ne) && ne.Timeout():
+			code = http.StatusRequestTimeout
+		}
+		held.free()
 		fail(w, code, "BadRequestError", "request body: "+err.Error())
-		return false
+		return nil, false
 	}
 	if q.Model != "" && q.Model != s.model {
+		held.free()
 		fail(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist (this server serves `%s`).", q.Model, s.model))
-		return false
+		return nil, false
 	}
-	return true
+	return held, true
+}
+
+// busy answers a request past --max-inflight-bytes, then reads the rest
+// of its body into nothing (no memory: its bytes are not kept), bounded by
+// maxBody and the read timeout: a client that reads its answer only after
+// sending its whole body (Python's http.client, most SDKs) got a broken
+// pipe, not the 429 it could retry on, when the connection was closed
+// under its upload. A client that asked to be told first (Expect:
+// 100-continue, as curl does for large bodies) sends no body.
+func (s *Server) busy(w http.ResponseWriter, r *http.Request, body io.Reader) {
+	w.Header().Set("Retry-After", "1")
+	fail(w, http.StatusTooManyRequests, "RateLimitError", fmt.Sprintf("the request bodies being read, tokenized or waiting for an engine reach --max-inflight-bytes (%d bytes); retry later", s.budget.max))
+	http.NewResponseController(w).Flush()
+	if !strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		io.CopyN(io.Discard, body, maxBody)
+	}
 }
 
 func (s *Server) complete(chat bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var q completionRequest
-		if !s.decode(w, r, &q) {
+		held, ok := s.decode(w, r, &q)
+		if !ok {
 			return
 		}
+		// The driver frees the lease once an engine admits the request;
+		// the handler at the latest when it returns (the request ended, or
+		// was aborted or refused).
+		defer held.free()
 		prompt, err := q.prompt(chat)
 		if err == nil && len(prompt) == 0 {
 			err = errors.New("prompt: is empty")
@@ -275,7 +361,8 @@ func (s *Server) complete(chat bool) http.HandlerFunc {
 			return
 		}
 		st := newStream(prompt, n)
-		ok, err := s.d.submit(r.Context(), st, s.opt.MaxWaiting)
+		st.held = held
+		ok, err = s.d.submit(r.Context(), st, s.opt.MaxWaiting)
 		switch {
 		case err != nil:
 			fail(w, http.StatusServiceUnavailable, "ServiceUnavailableError", err.Error())
@@ -291,10 +378,16 @@ func (s *Server) complete(chat bool) http.HandlerFunc {
 	}
 }
 
+// writeJSON answers v with its length, so the answer is whole as soon as
+// it is flushed (busy answers before it reads the body's rest).
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, _ := json.Marshal(v)
+	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
+	w.Write(b)
 }
 
 // fail answers an error in OpenAI's shape.
