@@ -232,6 +232,18 @@ func domainValues(v *yaml.Node) ([]*yaml.Node, error) {
 	if hi < lo {
 		return nil, fmt.Errorf("range: max %v is below min %v", hi, lo)
 	}
+	if integer {
+		// From 2^53 on a float64 no longer holds every integer (2^53 + 1
+		// reads as 2^53): the values would be rounded, and int64 of a
+		// float past 2^63 is undefined.
+		for _, key := range []string{"min", "max", "step"} {
+			if n := r.node(key); n != nil {
+				if x, _ := strconv.ParseFloat(n.Value, 64); math.Abs(x) >= maxExactInt {
+					return nil, fmt.Errorf("range.%s: an integer range needs values within ±(2^53 − 1) (%d), got %s", key, int64(maxExactInt-1), n.Value)
+				}
+			}
+		}
+	}
 	xs, err := r.values(lo, hi)
 	if err != nil {
 		return nil, err
@@ -247,10 +259,24 @@ func domainValues(v *yaml.Node) ([]*yaml.Node, error) {
 	return out, nil
 }
 
+// maxExactInt is 2^53, from which float64 skips integers.
+const maxExactInt = 1 << 53
+
 // valueRange is a range domain as written.
 type valueRange struct {
 	Min, Max, Step *yaml.Node
 	Scale          string
+}
+
+// node is the range's min, max or step as written (nil: not given).
+func (r *valueRange) node(key string) *yaml.Node {
+	switch key {
+	case "min":
+		return r.Min
+	case "max":
+		return r.Max
+	}
+	return r.Step
 }
 
 // parseRange reads a range's keys; min and max are required.
@@ -290,8 +316,13 @@ func rangeNumber(what string, n *yaml.Node) (float64, error) {
 
 // values lists the range's values from lo to hi: linear steps, or
 // doublings on a log scale.
+//
+// Value i is computed from its index (lo + i·step, lo·2^i), never by
+// adding step to the previous value: at a magnitude where step is below
+// float64's spacing (1e20 + 1 == 1e20) repeated addition never advances,
+// and a loop waiting for it to pass max ran until memory ran out. The
+// count is fixed before any value is made, so it is at most MaxChoices.
 func (r *valueRange) values(lo, hi float64) ([]float64, error) {
-	var xs []float64
 	switch r.Scale {
 	case "", "linear":
 		step := 1.0
@@ -304,16 +335,21 @@ func (r *valueRange) values(lo, hi float64) ([]float64, error) {
 		if !(step > 0) {
 			return nil, fmt.Errorf("range.step: must be > 0, got %v", step)
 		}
-		if (hi-lo)/step >= MaxChoices {
-			return nil, fmt.Errorf("range: more than %d values", MaxChoices)
+		q := (hi - lo) / step // +Inf when hi − lo overflows: refused below
+		if !(q < MaxChoices) {
+			return nil, fmt.Errorf("range: more than %d values (min %v to max %v by step %v)", MaxChoices, lo, hi, step)
 		}
-		for i := 0; ; i++ {
-			x := lo + float64(i)*step
-			if x > hi*(1+1e-12) {
-				break
+		// A step that lands on max up to rounding ((0.3 − 0) / 0.1 is
+		// 2.9999999999999996) still counts max.
+		n := int(math.Floor(q+1e-9)) + 1
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = min(lo+float64(i)*step, hi) // the last may round past max
+			if i > 0 && xs[i] <= xs[i-1] {
+				return nil, fmt.Errorf("range.step: %v does not advance at magnitude %v (float64 keeps about 16 significant digits): values %d and %d are both %v; use a larger step", step, max(math.Abs(lo), math.Abs(hi)), i, i+1, xs[i])
 			}
-			xs = append(xs, x)
 		}
+		return xs, nil
 	case "log":
 		if r.Step != nil {
 			return nil, errors.New("range.step: a log range takes no step (it doubles)")
@@ -321,13 +357,22 @@ func (r *valueRange) values(lo, hi float64) ([]float64, error) {
 		if !(lo > 0) {
 			return nil, fmt.Errorf("range.min: a log range needs min > 0, got %v", lo)
 		}
-		for x := lo; x <= hi*(1+1e-12) && len(xs) < MaxChoices; x *= 2 {
+		var xs []float64
+		// lo·2^i is exact (Ldexp only moves the exponent) until it
+		// overflows to +Inf, which is past any finite max.
+		for i := 0; ; i++ {
+			x := math.Ldexp(lo, i)
+			if x > hi {
+				return xs, nil
+			}
+			if len(xs) == MaxChoices {
+				return nil, fmt.Errorf("range: more than %d values (min %v doubling to max %v)", MaxChoices, lo, hi)
+			}
 			xs = append(xs, x)
 		}
 	default:
 		return nil, fmt.Errorf("range.scale: must be linear or log, got %q", r.Scale)
 	}
-	return xs, nil
 }
 
 // flow is n as one-line YAML, the form a --set takes.

@@ -85,3 +85,51 @@ func TestExhaustiveTooLarge(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// Issue 29 item 13: a range at a magnitude where its step no longer moves
+// a float64 (1e20 + 1 == 1e20) looped past the 4,096-value cap until
+// memory ran out. Values are now counted by index: such a range either
+// has one value or is refused naming range.step; integer values past 2^53
+// − 1 (where float64 starts skipping integers) are refused naming the key.
+func TestItem13RangeHugeMagnitudeTerminates(t *testing.T) {
+	for _, tc := range []struct {
+		name, rng string
+		want      []string // values, when it parses
+		err       string
+	}{
+		{"min = max at 1e20", "{min: 1e20, max: 1e20}", []string{"1e+20"}, ""},
+		{"step below the spacing", "{min: 1e20, max: 1.0000000000000002e20, step: 10}", nil, "r.yaml:1: x: range.step: 10 does not advance at magnitude 1.0000000000000002e+20"},
+		{"default step at 1e17", "{min: 1e17, max: 1.00000000000001e17}", nil, "range.step: 1 does not advance"},
+		{"step equal to the spacing", "{min: 1e20, max: 1.0000000000000003e20, step: 16384}", []string{"1e+20", "1.0000000000000002e+20", "1.0000000000000003e+20"}, ""},
+		{"whole float range", "{min: -1.7e308, max: 1.7e308}", nil, "range: more than 4096 values"},
+		{"whole float range by a huge step", "{min: -1.7e308, max: 1.7e308, step: 1e308}", nil, "range: more than 4096 values"},
+		{"log to the float maximum", "{min: 5e-324, max: 1.7976931348623157e308, scale: log}", nil, ""},
+		{"integer past 2^53", "{min: 9007199254740993, max: 9007199254740993}", nil, "range.min: an integer range needs values within ±(2^53 − 1)"},
+		{"integer max near int64", "{min: 1, max: 9223372036854775807}", nil, "range.max: an integer range needs values within ±(2^53 − 1)"},
+		{"integer step past 2^53", "{min: 0, max: 1, step: 18014398509481984}", nil, "range.step: an integer range needs values within ±(2^53 − 1)"},
+		{"negative integers keep max", "{min: -3, max: -1}", []string{"-3", "-2", "-1"}, ""},
+		{"a step landing on max up to rounding", "{min: 0, max: 0.3, step: 0.1}", []string{"0", "0.1", "0.2", "0.3"}, ""},
+		{"exactly the cap", "{min: 1, max: 4096}", nil, ""},
+		{"one past the cap", "{min: 0, max: 4096}", nil, "range: more than 4096 values"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp, err := Parse("r.yaml", []byte("x: {range: "+tc.rng+"}"), nil)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals := sp.Dims[0].Values
+			if len(vals) > MaxChoices {
+				t.Fatalf("%d values, more than %d", len(vals), MaxChoices)
+			}
+			if tc.want != nil && strings.Join(vals, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("values %v, want %v", vals, tc.want)
+			}
+		})
+	}
+}
