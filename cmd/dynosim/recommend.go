@@ -23,7 +23,10 @@ import (
 type noFeasible struct{ error }
 
 // runRecommend implements `dynosim recommend -c rec.yaml [--set …]
-// [--output-dir DIR] [--parallel N] [--remote URL] [--format table|json]`.
+// [--output-dir DIR] [--parallel N] [--remote URL [--remote-timeout D]]
+// [--format table|json]`. A --remote service that cannot be reached or
+// does not answer ends the search with that error (exit 2, as bad input),
+// not a ledger of failed candidates.
 func runRecommend(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("recommend", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -32,6 +35,7 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 		outDir   = fs.String("output-dir", "", "write recommendation.json, recommendation.csv and recommendations/NNNN.yaml to `DIR`")
 		parallel = fs.Int("parallel", runtime.NumCPU(), "trials at once (`N`); the ledger is the same whatever N")
 		remote   = fs.String("remote", "", "run each trial on the DynoSim Worker at `URL` (its /v1/predict) instead of locally")
+		timeout  = fs.Duration("remote-timeout", defaultRemoteTimeout, "with --remote: give up a trial (every attempt included) after `DURATION`, ending the search")
 		format   = fs.String("format", "table", "output `format`: table or json")
 		quiet    = fs.Bool("quiet", false, "no progress lines on stderr")
 		sets     multiFlag
@@ -53,6 +57,10 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("--format: must be table or json, got %q", *format)}
 	case *parallel < 1:
 		return usageError{fmt.Errorf("--parallel: must be ≥ 1, got %d", *parallel)}
+	case *timeout <= 0:
+		return usageError{fmt.Errorf("--remote-timeout: must be > 0, got %v", *timeout)}
+	case *remote == "" && flagSet(fs, "remote-timeout"):
+		return usageError{errors.New("--remote-timeout: bounds --remote trials; without --remote it does nothing")}
 	}
 	sp, p, dir, in, err := prepareRecommend(*cfgPath, sets)
 	if err != nil {
@@ -60,7 +68,7 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 	}
 	var ev recommend.Evaluator = recommend.Local{P: p}
 	if *remote != "" {
-		r, err := newRemote(*remote, in.ConfigName, sp.Base, in, *parallel)
+		r, err := newRemote(*remote, in.ConfigName, sp.Base, in, *parallel, *timeout)
 		if err != nil {
 			return err
 		}
@@ -87,6 +95,13 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 		return noFeasible{fmt.Errorf("recommend: no feasible candidate among %d evaluated (see the reasons in the ledger)", l.Counts.Evaluated)}
 	}
 	return nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // prepareRecommend parses the recommend config at cfgPath with its --set

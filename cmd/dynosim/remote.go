@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,13 @@ import (
 // sets, so a deployed Worker spreads a sweep over its machines. The Search
 // bounds the concurrency (--parallel); the ledger is the local one, the
 // answers being byte for byte the local reports.
+//
+// What the service does is bounded, since the URL may be anything: a
+// trial ends at its deadline (--remote-timeout, every attempt included),
+// an answer is read up to maxRemoteAnswer bytes, and a service that
+// cannot be reached or does not answer like a DynoSim Worker is
+// recommend.Unavailable, which ends the search with that error (exit 2)
+// instead of a ledger of failed candidates.
 type remote struct {
 	url        string // .../v1/predict
 	configName string
@@ -31,15 +39,34 @@ type remote struct {
 	trace      []byte
 	traceName  string
 	client     *http.Client
+	timeout    time.Duration // one trial, every attempt and wait included
+	maxAnswer  int64         // bytes of a report answer read at most
 }
 
-func newRemote(base, configName string, config []byte, in sim.Inputs, parallel int) (*remote, error) {
+// defaultRemoteTimeout is --remote-timeout's default: a trial on a Worker
+// runs at most its CPU limit, which Cloudflare caps at 5 minutes
+// (limits.cpu_ms ≤ 300000, build/wrangler.jsonc), plus a minute for the
+// upload and the queue.
+const defaultRemoteTimeout = 6 * time.Minute
+
+// maxRemoteAnswer bounds a report read from the Worker: a report is a few
+// hundred KB (its time series are bucketed and the planner section is
+// bounded), so 64 MiB is no report but a service streaming without end.
+const maxRemoteAnswer = 64 << 20
+
+// maxRemoteRefusal bounds the body of an answer other than 200 (an error
+// message, of which 200 characters are shown).
+const maxRemoteRefusal = 64 << 10
+
+func newRemote(base, configName string, config []byte, in sim.Inputs, parallel int, timeout time.Duration) (*remote, error) {
 	u, err := url.Parse(strings.TrimRight(base, "/"))
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, usageError{fmt.Errorf("--remote: want an http(s) URL of a DynoSim Worker, got %q", base)}
 	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = parallel
 	r := &remote{url: u.String() + "/v1/predict", configName: configName, config: config,
-		client: &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: parallel}}}
+		client: &http.Client{Transport: tr}, timeout: timeout, maxAnswer: maxRemoteAnswer}
 	// The Worker has no file system: the trace goes with every trial.
 	var c struct {
 		Traffic struct {
@@ -79,11 +106,17 @@ func (r *remote) Predict(sets []string) (*report.Report, string, error) {
 		mw.WriteField("set", s)
 	}
 	mw.Close()
-	b, header, code, err := r.post(body.Bytes(), mw.FormDataContentType())
-	if err != nil {
-		return nil, recommend.ReasonRuntime, fmt.Errorf("--remote: %w", err)
+	unavailable := func(err error) error {
+		return &recommend.Unavailable{Err: fmt.Errorf("--remote %s: %w", r.url, err)}
 	}
-	if code != http.StatusOK {
+	b, header, code, err := r.post(body.Bytes(), mw.FormDataContentType())
+	switch {
+	case err != nil:
+		return nil, recommend.ReasonRuntime, unavailable(err)
+	case code == http.StatusNotFound || code == http.StatusMethodNotAllowed:
+		// The Worker answers these only off its endpoints.
+		return nil, recommend.ReasonRuntime, unavailable(fmt.Errorf("HTTP %d (%.200s): not a DynoSim Worker's /v1/predict", code, b))
+	case code != http.StatusOK:
 		var e struct {
 			Error string `json:"error"`
 		}
@@ -98,7 +131,7 @@ func (r *remote) Predict(sets []string) (*report.Report, string, error) {
 	}
 	var rep report.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, recommend.ReasonRuntime, fmt.Errorf("--remote: the Worker's report: %w", err)
+		return nil, recommend.ReasonRuntime, unavailable(fmt.Errorf("the answer is not a DynoSim report: %w", err))
 	}
 	return &rep, "", nil
 }
@@ -111,29 +144,94 @@ func (r *remote) Predict(sets []string) (*report.Report, string, error) {
 // candidate and a ledger that differed from the local one.
 const remoteAttempts = 3
 
-// post sends one trial, again after a transport error (never after an
-// HTTP answer, which is the Worker's verdict), and returns the answer's
+// remoteBackoff is the wait before the second attempt (k × it before
+// attempt k+1); a variable so tests need not wait.
+var remoteBackoff = time.Second
+
+// transientStatus are the answers of a proxy or an overloaded service
+// (Cloudflare's edge among them), not the Worker's verdict on the trial:
+// posted again like a dropped connection.
+func transientStatus(code int) bool {
+	switch code {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// errAnswerTooLarge is a 200 answer past maxAnswer: never posted again.
+var errAnswerTooLarge = errors.New("answer too large")
+
+// post sends one trial, again after a transport error or a transient
+// status (never after another HTTP answer, which is the Worker's
+// verdict), all within the trial's deadline, and returns the answer's
 // body, headers and status.
 func (r *remote) post(body []byte, contentType string) ([]byte, http.Header, int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
 	var err error
-	for attempt := range remoteAttempts {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * time.Second)
+	attempts := 0
+	for attempts < remoteAttempts && ctx.Err() == nil {
+		if attempts > 0 {
+			select {
+			case <-ctx.Done():
+				continue
+			case <-time.After(time.Duration(attempts) * remoteBackoff):
+			}
 		}
-		var req *http.Request
-		if req, err = http.NewRequest(http.MethodPost, r.url, bytes.NewReader(body)); err != nil {
-			return nil, nil, 0, err // a bad URL does not heal
-		}
-		req.Header.Set("Content-Type", contentType)
-		var resp *http.Response
-		if resp, err = r.client.Do(req); err != nil {
-			continue
-		}
-		b, rerr := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-		resp.Body.Close()
-		if err = rerr; err == nil {
-			return b, resp.Header, resp.StatusCode, nil
+		attempts++
+		var b []byte
+		var header http.Header
+		var code int
+		b, header, code, err = r.attempt(ctx, body, contentType)
+		switch {
+		case err == nil && transientStatus(code):
+			err = fmt.Errorf("HTTP %d: %.200s", code, b)
+		case err == nil:
+			return b, header, code, nil
+		case errors.Is(err, errAnswerTooLarge):
+			return nil, nil, 0, fmt.Errorf("the answer is over %d MiB, which no DynoSim report is: not a DynoSim Worker's /v1/predict", r.maxAnswer>>20)
 		}
 	}
-	return nil, nil, 0, fmt.Errorf("%d attempts: %w", remoteAttempts, err)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, nil, 0, fmt.Errorf("no answer within %v (--remote-timeout), %d attempts", r.timeout, attempts)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its text repeats the method and URL
+	}
+	return nil, nil, 0, fmt.Errorf("%d attempts: %w", attempts, err)
+}
+
+// attempt posts the trial once and reads the answer: at most maxAnswer
+// bytes of a 200, maxRemoteRefusal of anything else (cut there).
+func (r *remote) attempt(ctx context.Context, body []byte, contentType string) ([]byte, http.Header, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer resp.Body.Close()
+	limit := int64(maxRemoteRefusal)
+	if resp.StatusCode == http.StatusOK {
+		limit = r.maxAnswer
+		if resp.ContentLength > limit {
+			return nil, nil, 0, errAnswerTooLarge
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if int64(len(b)) > limit {
+		if resp.StatusCode == http.StatusOK {
+			return nil, nil, 0, errAnswerTooLarge
+		}
+		b = b[:limit]
+	}
+	return b, resp.Header, resp.StatusCode, nil
 }

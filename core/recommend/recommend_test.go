@@ -2,13 +2,16 @@ package recommend
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/dynosim/dynosim-web/core/report"
 	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 )
@@ -343,5 +346,45 @@ optimizer: {max_trials: 10}
 	}
 	if len(seen) != 3 {
 		t.Errorf("candidates %v", seen)
+	}
+}
+
+// deadService is an evaluator whose service is down: every Predict is
+// Unavailable; calls counts them.
+type deadService struct {
+	calls atomic.Int32
+}
+
+func (d *deadService) Predict([]string) (*report.Report, string, error) {
+	d.calls.Add(1)
+	return nil, ReasonRuntime, &Unavailable{errors.New("--remote http://127.0.0.1:1/v1/predict: connection refused")}
+}
+
+// Issue 29 item 13: an unreachable --remote made every trial a failed
+// candidate and the search ended "no feasible candidate" (exit 1). An
+// Unavailable evaluator now ends the search with its error, naming the
+// trial, and no trial starts once one found the service down.
+func TestItem13SearchStopsOnUnavailableEvaluator(t *testing.T) {
+	for _, target := range []string{"throughput_per_gpu", "max_rate"} {
+		t.Run(target, func(t *testing.T) {
+			text := strings.Replace(small, "target: throughput_per_gpu", "target: "+target, 1)
+			sp, err := Parse("r.yaml", []byte(text), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := sim.PrepareSweep(sim.Inputs{Config: sp.Base, ConfigName: "r.yaml", Trace: trace(t), TraceName: "conversation_400.jsonl"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := &deadService{}
+			l, err := Search(sp, p, ev, 1, nil)
+			var u *Unavailable
+			if l != nil || !errors.As(err, &u) || !strings.HasPrefix(err.Error(), "r.yaml: trial 1 (") || !strings.Contains(err.Error(), "connection refused") {
+				t.Fatalf("ledger %v, error %v; want the Unavailable error of trial 1", l != nil, err)
+			}
+			if n := ev.calls.Load(); n != 1 {
+				t.Fatalf("%d predictions after the service was found down, want 1", n)
+			}
+		})
 	}
 }

@@ -3,10 +3,13 @@ package recommend
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/report"
@@ -24,6 +27,18 @@ type Evaluator interface {
 	// answer).
 	Predict(sets []string) (*report.Report, string, error)
 }
+
+// Unavailable wraps an Evaluator error that is no verdict on the
+// candidate: the evaluator itself could not be reached or did not answer
+// (the Worker behind the CLI's --remote: connection refused, no answer
+// within the trial's deadline, an answer that is not a report). Search
+// stops at the first one and returns it: a ledger of such failures would
+// say nothing about the candidates, and every later trial would wait on
+// the same dead service.
+type Unavailable struct{ Err error }
+
+func (u *Unavailable) Error() string { return u.Err.Error() }
+func (u *Unavailable) Unwrap() error { return u.Err }
 
 // Entry is one candidate of the ledger.
 type Entry struct {
@@ -89,6 +104,10 @@ const MaxExhaustive = 100_000
 //
 // p, prepared with PrepareSweep from Base, tells what each candidate's
 // config is (its GPUs, its traffic) before it runs.
+//
+// An evaluation that finds the evaluator Unavailable ends the search: no
+// further trial starts, and the error (naming the trial) is returned
+// instead of a ledger.
 func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func(Entry)) (*Ledger, error) {
 	parallel = max(parallel, 1)
 	s, strategy := newSearcher(sp)
@@ -110,33 +129,11 @@ func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func
 		if len(batch) == 0 {
 			break
 		}
-		out := make([]Entry, len(batch))
-		first := make(map[int]int, len(batch)) // space index → its first place in the batch
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, parallel)
-		for k, i := range batch {
-			if at, ok := cache[i]; ok {
-				out[k] = l.Candidates[at]
-				out[k].CacheHit = true
-				continue
-			}
-			if _, ok := first[i]; ok { // twice in one batch: run once
-				continue
-			}
-			first[i] = k
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				out[k] = evaluate(sp, p, ev, sp.At(i))
-			}()
+		out, err := runBatch(sp, p, ev, parallel, batch, l.Candidates, cache)
+		if err != nil {
+			return nil, err
 		}
-		wg.Wait()
 		for k, i := range batch {
-			if j, ok := first[i]; ok && j != k {
-				out[k] = out[j]
-				out[k].CacheHit = true
-			}
 			e := out[k]
 			e.Trial = len(l.Candidates) + 1
 			e.ID = fmt.Sprintf("candidate-%06d", e.Trial)
@@ -153,16 +150,69 @@ func Search(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, onEntry func
 	return l, nil
 }
 
-// evaluate runs one candidate and judges it.
-func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) Entry {
+// runBatch evaluates the candidates of batch (space indexes) on parallel
+// goroutines and returns their entries by place: a candidate already in
+// the ledger (cache: space index → position in done) or earlier in the
+// batch is a cache hit, not run again. An Unavailable evaluator stops it
+// starting trials; the error is then the batch's first such, whichever
+// finished first.
+func runBatch(sp *Space, p *sim.Prepared, ev Evaluator, parallel int, batch []int, done []Entry, cache map[int]int) ([]Entry, error) {
+	out := make([]Entry, len(batch))
+	errs := make([]error, len(batch))      // Unavailable, by place in the batch
+	var down atomic.Bool                   // an evaluation found the evaluator unavailable
+	first := make(map[int]int, len(batch)) // space index → its first place in the batch
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, parallel)
+	for k, i := range batch {
+		if at, ok := cache[i]; ok {
+			out[k] = done[at]
+			out[k].CacheHit = true
+			continue
+		}
+		if _, ok := first[i]; ok { // twice in one batch: run once
+			continue
+		}
+		first[i] = k
+		sem <- struct{}{}
+		if down.Load() { // start no trial on a service known to be down
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[k], errs[k] = evaluate(sp, p, ev, sp.At(i))
+			if errs[k] != nil {
+				down.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	for k, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("%s: trial %d (%s): %w", sp.Name, len(done)+k+1, strings.Join(sp.Sets(sp.At(batch[k])), " "), err)
+		}
+	}
+	for k, i := range batch {
+		if j, ok := first[i]; ok && j != k {
+			out[k] = out[j]
+			out[k].CacheHit = true
+		}
+	}
+	return out, nil
+}
+
+// evaluate runs one candidate and judges it. Its error is only ever an
+// Unavailable evaluator's; any other failure is the entry's.
+func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) (Entry, error) {
 	sets := sp.Sets(c)
 	e := Entry{Index: sp.Index(c), Config: map[string]string{}, Sets: sets, Metrics: report.Summary{}}
 	for d, v := range c {
 		e.Config[sp.Dims[d].Path] = sp.Dims[d].Values[v]
 	}
-	fail := func(status, category, reason string) Entry {
+	fail := func(status, category, reason string) (Entry, error) {
 		e.Status, e.ReasonCategory, e.Reason = status, category, reason
-		return e
+		return e, nil
 	}
 	cfg, err := p.Config(sets)
 	if err != nil {
@@ -186,6 +236,9 @@ func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) Entry {
 		}
 	} else {
 		rep, category, err = ev.Predict(sets)
+	}
+	if u := (*Unavailable)(nil); errors.As(err, &u) {
+		return Entry{}, u
 	}
 	if err != nil {
 		status := Failed
@@ -215,7 +268,7 @@ func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) Entry {
 	case "pareto":
 		e.Objectives = []float64{e.Metrics[schema.OutputThroughputPerGPUTokS], e.Metrics[schema.PerUser.Key(schema.Mean)]}
 	}
-	return e
+	return e, nil
 }
 
 // GPUs is the candidate's GPU count: every role's replicas × tensor ×
