@@ -1,12 +1,15 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+
+	"github.com/dynosim/dynosim-web/core/measured"
 )
 
 const convertTraceUsage = "usage: dynosim convert-trace [-o OUT.jsonl] REAL...\n" +
@@ -14,7 +17,8 @@ const convertTraceUsage = "usage: dynosim convert-trace [-o OUT.jsonl] REAL...\n
 
 // runConvertTrace implements `dynosim convert-trace [-o OUT] REAL...`: the
 // measured run's requests as a Mooncake JSONL trace (measured.Run.Trace)
-// for `dynosim predict --trace`, to OUT or stdout.
+// for `dynosim predict --trace`, to OUT or stdout, streamed and bounded
+// like a trace read (workload.MaxTraceBytes).
 func runConvertTrace(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("convert-trace", flag.ContinueOnError)
 	fset.SetOutput(io.Discard)
@@ -35,20 +39,58 @@ func runConvertTrace(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	trace, err := run.Trace()
+	if *out == "" || *out == "-" {
+		// The trace streams out row by row (measured.Run.WriteTrace
+		// checks its size first): it is never held whole.
+		bw := bufio.NewWriterSize(stdout, 1<<16)
+		if _, err := run.WriteTrace(bw); err != nil {
+			return err
+		}
+		if note := run.TraceNote(); note != "" {
+			fmt.Fprintf(stderr, "dynosim: note: %s\n", note)
+		}
+		return bw.Flush()
+	}
+	n, err := writeTraceFile(*out, run)
 	if err != nil {
 		return err
 	}
 	if note := run.TraceNote(); note != "" {
 		fmt.Fprintf(stderr, "dynosim: note: %s\n", note)
 	}
-	if *out == "" || *out == "-" {
-		_, err = stdout.Write(trace)
-		return err
-	}
-	if err := os.WriteFile(*out, trace, 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "dynosim: wrote %s: %d requests (replay with: dynosim predict --trace %s)\n", *out, bytes.Count(trace, []byte("\n")), *out)
+	fmt.Fprintf(stderr, "dynosim: wrote %s: %d requests (replay with: dynosim predict --trace %s)\n", *out, n, *out)
 	return nil
+}
+
+// writeTraceFile streams run's trace into a temporary file beside path
+// and renames it to path once whole, so a refused or failed conversion
+// leaves no partial trace (nor replaces an older one); it returns the
+// number of requests written.
+func writeTraceFile(path string, run *measured.Run) (int, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return 0, fmt.Errorf("-o %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // after a successful rename it is gone already
+	bw := bufio.NewWriterSize(f, 1<<16)
+	n, err := run.WriteTrace(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		if _, ok := err.(*os.PathError); ok {
+			return 0, fmt.Errorf("-o %s: %w", path, err)
+		}
+		return 0, err
+	}
+	return n, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/dynosim/dynosim-web/core/report"
 	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
+	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/internal/defaultconfig"
 )
 
@@ -257,9 +258,9 @@ func writeOutputs(dir string, js []byte, rep *report.Report, capture bool) error
 	return nil
 }
 
-// maxInput bounds any file the CLI reads (a trace of a few GB would be a
-// mistake, not a workload).
-const maxInput = 1 << 30
+// maxInput bounds any file the CLI reads: the trace limit
+// (workload.MaxTraceBytes, 1 GiB), which convert-trace also writes to.
+const maxInput = workload.MaxTraceBytes
 
 func readFile(p string) ([]byte, error) {
 	st, err := os.Stat(p)

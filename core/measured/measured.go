@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/dynosim/dynosim-web/core/report/schema"
+	"github.com/dynosim/dynosim-web/core/workload"
 )
 
 // File is one file of a measured run, as uploaded or read from disk.
@@ -78,11 +79,9 @@ const (
 )
 
 // maxTokens bounds one request's lengths: workload.MaxRequestTokens, the
-// most the trace reader accepts (a test keeps them equal).
-const maxTokens = 16 << 20
-
-// maxRequests bounds the requests a summary-only result may stand for.
-const maxRequests = 1 << 22
+// most the trace reader accepts. (A summary-only result's request count
+// is bounded by the trace it makes: Trace.)
+const maxTokens = workload.MaxRequestTokens
 
 // maxSpanMs bounds a run's first to last request start (a year; the
 // simulator's virtual time ends at 100 years).
