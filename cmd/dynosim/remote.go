@@ -194,7 +194,11 @@ func (r *remote) post(body []byte, contentType string) ([]byte, http.Header, int
 		}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, nil, 0, fmt.Errorf("no answer within %v (--remote-timeout), %d attempts", r.timeout, attempts)
+		what := "1 attempt"
+		if attempts != 1 {
+			what = fmt.Sprintf("%d attempts", attempts)
+		}
+		return nil, nil, 0, fmt.Errorf("no answer within %v (--remote-timeout; %s)", r.timeout, what)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
