@@ -156,7 +156,7 @@ func TestItem13RemoteNeverAnswers(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	err, code := remoteRecommend(t, srv.URL, "--remote-timeout", "200ms")
-	wantUnavailable(t, err, code, srv.URL, "no answer within 200ms (--remote-timeout)")
+	wantUnavailable(t, err, code, srv.URL, "no answer within 200ms (--remote-timeout; 1 attempt)")
 	if n := posts.Load(); n != 1 {
 		t.Fatalf("%d posts, want 1: the deadline is the trial's, and no trial starts after it", n)
 	}
