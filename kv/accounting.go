@@ -1,5 +1,7 @@
 package kv
 
+import "slices"
+
 // accounting is the slot bookkeeping the native pool (Pool) and the lineage
 // pool (LineagePool) share: a stack of free slot ids, the slots promised to
 // reservations but not yet allocated, the number of inactive cached slots
@@ -80,6 +82,17 @@ func (a *accounting) take() (c int32, fresh bool) {
 	c = a.next
 	a.next++
 	return c, true
+}
+
+// grown is slots with room for one more, by doubling up to capacity: a
+// pool's slot table grows with use (take's fresh ids), and append's 1.25×
+// steps for large slices would allocate about five times the final table
+// on the way.
+func grown[T any](slots []T, capacity int) []T {
+	if len(slots) < cap(slots) {
+		return slots
+	}
+	return slices.Grow(slots, max(1, min(max(len(slots), 64), capacity-len(slots))))
 }
 
 // recycle returns slot c to the free stack.

@@ -186,7 +186,7 @@ func (p *LineagePool) AllocatePrivate() int32 {
 	c, fresh := p.take()
 	s := lslot{state: slotPrivate, holds: holds{refs: 1}, parent: -1}
 	if fresh {
-		p.slots = append(p.slots, s) // c == len(p.slots): slots are used in id order
+		p.slots = append(grown(p.slots, p.capacity), s) // c == len(p.slots): slots are used in id order
 	} else {
 		p.slots[c] = s
 	}

@@ -124,7 +124,7 @@ func (p *Pool) AllocatePrivate() int32 {
 	c, fresh := p.take()
 	s := slot{state: slotPrivate, holds: holds{refs: 1}, prev: -1, next: -1, nextCopy: -1}
 	if fresh {
-		p.slots = append(p.slots, s) // c == len(p.slots): slots are used in id order
+		p.slots = append(grown(p.slots, p.capacity), s) // c == len(p.slots): slots are used in id order
 	} else {
 		p.slots[c] = s
 	}
