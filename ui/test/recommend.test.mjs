@@ -4,8 +4,8 @@
 // and the pool's speed-up (1 worker against 2+).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, readFileSync, copyFileSync, rmSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, readFileSync, copyFileSync, rmSync, readdirSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { startServer, launch, openPage, artifacts, bin, repo, ACTION_MS } from "./helpers.mjs";
@@ -179,5 +179,49 @@ test("recommend: Cancel stops the search and the next one runs", async () => {
   assert.equal(dj.suggestedFilename(), "recommendation.json");
   const [dc] = await Promise.all([page.waitForEvent("download"), page.getByTestId("rec-export-csv").click()]);
   assert.equal(dc.suggestedFilename(), "recommendation.csv");
+  assert.deepEqual(page.pageErrors, []);
+});
+
+// Issue 29: each recommend config of core/recommend/testdata/hostile ends the
+// same on the page as in `dynosim recommend`: "# want: SUBSTRING" is an
+// error (exit 2 on the CLI, a rejected search on the page, the same
+// message); "# want: ledger SUBSTRING" a search whose recommendation.json is
+// the CLI's and holds SUBSTRING.
+test("recommend hostile cases: the page agrees with the CLI", async () => {
+  const dir = path.join(repo, "core/recommend/testdata/hostile");
+  const names = readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort();
+  assert.ok(names.length >= 5, names.join());
+  for (const name of names) {
+    const yaml = readFileSync(path.join(dir, name), "utf8");
+    const want = yaml.split("\n")[0].replace(/^# want: /, "");
+    const tmp = mkdtempSync(path.join(tmpdir(), "dynosim-rec-hostile-"));
+    let cliOut;
+    try {
+      copyFileSync(path.join(repo, "cmd/dynosim/sample.jsonl"), path.join(tmp, "conversation_trace.jsonl"));
+      writeFileSync(path.join(tmp, name), yaml);
+      const r = spawnSync(bin, ["recommend", "-c", name, "--output-dir", "out", "--quiet"], { cwd: tmp, encoding: "utf8", timeout: ACTION_MS });
+      cliOut = { status: r.status, stderr: r.stderr.trim(), json: r.status === 0 || r.status === 1 ? readFileSync(path.join(tmp, "out", "recommendation.json"), "utf8") : null };
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    const got = await page.evaluate(async ({ config, configName }) => {
+      const blob = (await window.dynosim.sample("conversation")).slice(0, 251546);
+      try {
+        return { json: (await window.dynosim.recommend({ config, configName, trace: blob, traceName: "conversation_trace.jsonl" })).json };
+      } catch (e) {
+        return { error: e.message };
+      }
+    }, { config: yaml, configName: name });
+    const ledger = want.startsWith("ledger ") ? want.slice(7) : null;
+    if (ledger) {
+      assert.ok(cliOut.json, `${name}: the CLI exited ${cliOut.status}: ${cliOut.stderr}`);
+      assert.equal(got.json, cliOut.json, `${name}: the page's ledger is not the CLI's (${got.error ?? ""})`);
+      assert.ok(got.json.includes(ledger), `${name}: want ${ledger} in the ledger`);
+    } else {
+      assert.equal(cliOut.status, 2, `${name}: the CLI exited ${cliOut.status}: ${cliOut.stderr}`);
+      assert.ok(cliOut.stderr.includes(want), `${name}: CLI: ${cliOut.stderr}, want ${want}`);
+      assert.equal(got.error, cliOut.stderr.replace(/^dynosim: /, ""), `${name}: the page's error is not the CLI's`);
+    }
+  }
   assert.deepEqual(page.pageErrors, []);
 });
