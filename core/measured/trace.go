@@ -59,6 +59,16 @@ func (r *Run) Trace() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// TraceSize is the length in bytes of the trace Trace returns, computed
+// without building it (the page keeps only a trace it can replay).
+func (r *Run) TraceSize() (int64, error) {
+	rows, err := r.traceRows()
+	if err != nil {
+		return 0, err
+	}
+	return rows.size(r)
+}
+
 // WriteTrace writes the trace Trace returns to w row by row (a row is
 // made, written and dropped), after checking its size, and returns the
 // number of requests written. A summary-only result's requests are made

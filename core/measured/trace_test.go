@@ -193,8 +193,7 @@ func TestItem14TraceSizeIsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, _ := r.traceRows()
-		size, err := rows.size(r)
+		size, err := r.TraceSize()
 		if err != nil || size != int64(len(tr)) {
 			t.Fatalf("%v: size %d (%v), trace %d bytes", r.Files, size, err, len(tr))
 		}

@@ -50,9 +50,14 @@ func compareRun(files []realFile, report []byte) (map[string]any, error) {
 	}
 	out := map[string]any{"tool": run.Tool, "files": names, "rows": list, "cdf": cdf}
 	// Its requests as a trace (what dynosim convert-trace writes), so the
-	// page can replay the benchmark's own workload.
-	if trace, err := run.Trace(); err == nil {
-		out["trace"], out["trace_note"] = string(trace), run.TraceNote()
+	// page can replay the benchmark's own workload: only one the page could
+	// replay (maxTrace), sized before it is built (issue 29 item 14: a
+	// 1.4 KB summary can claim a trace of a gigabyte, three copies of which
+	// would not fit the wasm heap).
+	if size, err := run.TraceSize(); err == nil && size <= maxTrace {
+		if trace, err := run.Trace(); err == nil {
+			out["trace"], out["trace_note"] = string(trace), run.TraceNote()
+		}
 	}
 	return out, nil
 }
