@@ -283,9 +283,11 @@ const (
 	DefaultMaxSeqs          = 256
 )
 
-// MaxBlocks bounds a pool (blocks, or SGLang pages): pools allocate their
-// bookkeeping up front, so a larger one would exhaust memory (2^24 blocks
-// take about a gigabyte).
+// MaxBlocks bounds a pool (blocks, or SGLang pages), so slot ids (int32)
+// and a pool's token count stay in range. Pools allocate a block's
+// bookkeeping on first use; what a run can come to hold is bounded as a
+// whole before it is built (core/sim's memory check: 2^24 used blocks take
+// about 1.2 GiB).
 const MaxBlocks = 1 << 24
 
 // MaxBlockSize bounds the tokens of a block (page), so a pool's token count

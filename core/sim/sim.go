@@ -301,58 +301,34 @@ type cluster struct {
 	tiers    []poolTiers     // pools with KVBM lower tiers
 }
 
-// cluster builds the cluster of cfg.
+// cluster builds the cluster of cfg: every pool's engine config first,
+// then, once the run's estimated memory is known to fit (checkMemory),
+// its workers and routers.
 func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster, error) {
 	c := &cluster{dep: report.Deployment{Mode: cfg.Engine.Mode, Backend: cfg.Engine.Backend, Model: cfg.Engine.Model}}
+	rs := roles(cfg)
+	var mem []memTerm
+	for _, r := range rs {
+		ecfg, err := p.poolConfig(cfg, r, wl, c)
+		if err != nil {
+			return nil, err
+		}
+		c.ecfgs = append(c.ecfgs, ecfg)
+		mem = append(mem, poolMemory(cfg, r, &ecfg, wl)...)
+	}
+	if err := checkMemory(p.name, mem); err != nil {
+		return nil, err
+	}
 	first := 0
-	rt := &cfg.Router
-	for _, r := range roles(cfg) {
-		ecfg, roof, err := engineConfig(cfg, r, p.in, wl)
-		if err != nil {
-			return nil, err
-		}
-		d, warn, err := deployment(cfg, r, roof, &ecfg)
-		if err != nil {
-			return nil, err
-		}
-		c.dep.Pools = append(c.dep.Pools, d)
-		if len(c.pools) == 0 && ecfg.Model == timing.Model(roof) {
-			// Requests pass the frontend once, before the first pool's
-			// router; only the roofline prices it (the other timing
-			// sources give pass times and nothing else).
-			c.frontend = timing.FromMs(roof.Overhead().FrontendMs)
-		}
-		if warn != "" {
-			c.warnings = append(c.warnings, warn)
-		}
-		// The KV router reads the KV events the workers publish; nothing
-		// else does, so only it pays for them. Decode routing is
-		// overlap-blind (spec §7.6): decode workers publish none.
-		ecfg.Events = p.live || rt.Policy == "kv_router" && rt.KV.UseKVEvents && r.name != "decode"
-		switch r.name {
-		case "prefill":
-			if c.xfer, err = transfer(cfg, roof); err != nil {
-				return nil, err
-			}
-			link := c.xfer.Link
-			link.Hold = !c.xfer.Direct
-			ecfg.Prefill = &link
-		case "decode":
-			ecfg.Decode = true
-		}
-		ecfg.Watch = p.in.Watch
-		if ecfg.Tiers, err = lowerTiers(cfg, r, roof, ecfg.BlockSize); err != nil {
-			return nil, err
-		} else if ecfg.Tiers != nil {
-			c.tiers = append(c.tiers, poolTiers{r.name, ecfg.Tiers})
-		}
+	for k, r := range rs {
+		ecfg := c.ecfgs[k]
 		workers := make([]*engine.Worker, r.Parallelism.Replicas)
 		for i := range workers {
+			var err error
 			if workers[i], err = newWorker(cfg, ecfg, r.Parallelism.AttentionData, first+i); err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)
 			}
 		}
-		c.ecfgs = append(c.ecfgs, ecfg)
 		first += len(workers)
 		policy, err := newRouter(cfg, &ecfg, r.name == "decode")
 		if err != nil {
@@ -367,6 +343,53 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 		}
 	}
 	return c, nil
+}
+
+// poolConfig is what role r's workers are built from; it records in c
+// what the report says of the pool, the frontend latency, the handoff and
+// the lower tiers.
+func (p *Prepared) poolConfig(cfg *config.Config, r role, wl *workload.Workload, c *cluster) (engine.Config, error) {
+	ecfg, roof, err := engineConfig(cfg, r, p.in, wl)
+	if err != nil {
+		return ecfg, err
+	}
+	d, warn, err := deployment(cfg, r, roof, &ecfg)
+	if err != nil {
+		return ecfg, err
+	}
+	c.dep.Pools = append(c.dep.Pools, d)
+	if len(c.dep.Pools) == 1 && ecfg.Model == timing.Model(roof) {
+		// Requests pass the frontend once, before the first pool's
+		// router; only the roofline prices it (the other timing
+		// sources give pass times and nothing else).
+		c.frontend = timing.FromMs(roof.Overhead().FrontendMs)
+	}
+	if warn != "" {
+		c.warnings = append(c.warnings, warn)
+	}
+	// The KV router reads the KV events the workers publish; nothing
+	// else does, so only it pays for them. Decode routing is
+	// overlap-blind (spec §7.6): decode workers publish none.
+	rt := &cfg.Router
+	ecfg.Events = p.live || rt.Policy == "kv_router" && rt.KV.UseKVEvents && r.name != "decode"
+	switch r.name {
+	case "prefill":
+		if c.xfer, err = transfer(cfg, roof); err != nil {
+			return ecfg, err
+		}
+		link := c.xfer.Link
+		link.Hold = !c.xfer.Direct
+		ecfg.Prefill = &link
+	case "decode":
+		ecfg.Decode = true
+	}
+	ecfg.Watch = p.in.Watch
+	if ecfg.Tiers, err = lowerTiers(cfg, r, roof, ecfg.BlockSize); err != nil {
+		return ecfg, err
+	} else if ecfg.Tiers != nil {
+		c.tiers = append(c.tiers, poolTiers{r.name, ecfg.Tiers})
+	}
+	return ecfg, nil
 }
 
 // newWorker builds worker id (its global index seeds its output tokens).
