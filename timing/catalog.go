@@ -293,6 +293,13 @@ func (m ModelSpec) Validate() error {
 		return fmt.Errorf("first_k_dense_replace: must be in [0, %d], got %d", m.Layers, m.DenseLayers)
 	case m.WeightBytes <= 0 || m.KVBytes <= 0:
 		return fmt.Errorf("dtype: unknown weight or KV element size")
+	case m.IsMLA() && m.QKNopeHeadDim+m.QKRopeHeadDim <= 0:
+		// MLA's queries and keys have qk_nope_head_dim + qk_rope_head_dim
+		// dimensions per head (the DeepSeek-V2 paper's MLA): with none, attention
+		// scores nothing.
+		return fmt.Errorf("qk_nope_head_dim, qk_rope_head_dim: an MLA model (kv_lora_rank %d) needs a query/key head size > 0, got %d + %d", m.KVLoraRank, m.QKNopeHeadDim, m.QKRopeHeadDim)
+	case m.IsMLA() && m.VHeadDim <= 0:
+		return fmt.Errorf("v_head_dim: must be > 0 for an MLA model (kv_lora_rank %d), got %d", m.KVLoraRank, m.VHeadDim)
 	}
 	return nil
 }

@@ -326,6 +326,10 @@ func (c *Config) validateRole(path string, r *Role) error {
 		return fmt.Errorf("%s.parallelism.replicas: replicas × tensor × pipeline × attention_data must be ≤ %d GPUs, got %d", path, MaxGPUs, p.Replicas*r.GPUs())
 	case k.BlockSize < 0:
 		return fmt.Errorf("%s.kv_cache.block_size: must be ≥ 0 (0 = backend default), got %d", path, k.BlockSize)
+	case k.Capacity.Bytes < 0:
+		return fmt.Errorf("%s.kv_cache.capacity.bytes: must be ≥ 1, got %d", path, k.Capacity.Bytes)
+	case k.Capacity.Blocks != 0 && k.Capacity.Bytes != 0:
+		return fmt.Errorf("%s.kv_cache.capacity: give blocks or bytes, not both (got blocks %d, bytes %d)", path, k.Capacity.Blocks, k.Capacity.Bytes)
 	case k.Capacity.Type == "fixed" && k.Capacity.Blocks < 1 && k.Capacity.Bytes <= 0:
 		return fmt.Errorf("%s.kv_cache.capacity.blocks: must be ≥ 1, got %d", path, k.Capacity.Blocks)
 	case k.Capacity.Type == "default" && (k.Capacity.Blocks != 0 || k.Capacity.Bytes != 0):

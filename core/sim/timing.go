@@ -139,14 +139,20 @@ func sizePool(p string, role *config.Role, roof *timing.Roofline, wl *workload.W
 		ec.NumBlocks = c.Blocks
 	}
 	if c.Type != "fixed" || c.Bytes > 0 {
-		// A derived pool (tiny bytes per token: kv_lora_rank 1) may come
-		// to billions of blocks; pools allocate up front, so one past
-		// engine.MaxBlocks is cut to what the run can touch.
+		// A derived pool (tiny bytes per token: kv_lora_rank 1, or a huge
+		// capacity.bytes) may come to billions of blocks, past
+		// engine.MaxBlocks (where slot ids and a pool's token count stay
+		// in range): it is cut to what the run can touch, which runs the
+		// same since the run never holds more.
 		if ec.NumBlocks > engine.MaxBlocks && wl != nil {
 			ec.NumBlocks = min(ec.NumBlocks, touchable(wl, ec))
 		}
 		if ec.NumBlocks > engine.MaxBlocks {
-			return fmt.Errorf("%s.kv_cache.capacity: the pool comes to %d blocks of %d tokens, more than engine.MaxBlocks (%d); give capacity {type: fixed, blocks: N} or a larger block_size", p, ec.NumBlocks, ec.BlockSize, engine.MaxBlocks)
+			key, from := p+".kv_cache.capacity", "the GPU's memory"
+			if c.Bytes > 0 {
+				key, from = p+".kv_cache.capacity.bytes", fmt.Sprintf("%d bytes", c.Bytes)
+			}
+			return fmt.Errorf("%s: %s make a pool of %d blocks of %d tokens, more than engine.MaxBlocks (%d); give capacity {type: fixed, blocks: N} or a larger block_size", key, from, ec.NumBlocks, ec.BlockSize, engine.MaxBlocks)
 		}
 	}
 	return nil
@@ -173,7 +179,13 @@ func touchable(wl *workload.Workload, ec *engine.Config) int {
 // predictions assume that GPU, and a warning under the timings that ignore
 // the hardware.
 func deployment(cfg *config.Config, r role, roof *timing.Roofline, ec *engine.Config) (report.PoolDeployment, string, error) {
-	fit := roof.Memory(ec.NumBlocks, ec.BlockSize)
+	// A pool given in bytes is judged as given: sizePool may have cut
+	// its blocks to what the run can touch.
+	blocks, c := ec.NumBlocks, r.KVCache.Capacity
+	if per := roof.KVBytesPerToken() * int64(ec.BlockSize); c.Bytes > 0 && per > 0 {
+		blocks = int(c.Bytes / per)
+	}
+	fit := roof.Memory(blocks, ec.BlockSize)
 	d := report.PoolDeployment{
 		Name: r.name, Hardware: roof.GPU.Name, Replicas: r.Parallelism.Replicas, Tensor: roof.Par.Tensor,
 		AttentionData: r.Parallelism.AttentionData, GPUsPerWorker: r.GPUs(),
@@ -185,10 +197,14 @@ func deployment(cfg *config.Config, r role, roof *timing.Roofline, ec *engine.Co
 	if d.Fits {
 		return d, "", nil
 	}
-	msg := fmt.Sprintf("%s.kv_cache.capacity: %d blocks of %d tokens take %.1f GiB per GPU; with %.1f GiB of weights and a %.0f GiB reserve that is more than the %s's %.1f GiB",
-		r.path, ec.NumBlocks, ec.BlockSize, fit.KVBytes/(1<<30), fit.WeightsBytes/(1<<30), fit.ReserveBytes/(1<<30), d.Hardware, fit.GPUBytes/(1<<30))
+	pool, fewer := fmt.Sprintf("%s.kv_cache.capacity: %d blocks of %d tokens take", r.path, ec.NumBlocks, ec.BlockSize), "blocks"
+	if c.Bytes > 0 {
+		pool, fewer = fmt.Sprintf("%s.kv_cache.capacity.bytes: %d bytes of KV are", r.path, c.Bytes), "bytes"
+	}
+	msg := fmt.Sprintf("%s %.1f GiB per GPU; with %.1f GiB of weights and a %.0f GiB reserve that is more than the %s's %.1f GiB",
+		pool, fit.KVBytes/(1<<30), fit.WeightsBytes/(1<<30), fit.ReserveBytes/(1<<30), d.Hardware, fit.GPUBytes/(1<<30))
 	if r.Timing.Type == "default" {
-		return d, "", timing.NotFit("%s; give fewer blocks or capacity type default (sized from memory), or a timing type that ignores the hardware", msg)
+		return d, "", timing.NotFit("%s; give fewer %s or capacity type default (sized from memory), or a timing type that ignores the hardware", msg, fewer)
 	}
 	return d, msg + " (the timing ignores the hardware, so the run goes on)", nil
 }
