@@ -32,11 +32,22 @@ func runLive(args []string, stderr io.Writer) error {
 		replay     = fs.String("kv-events-replay-endpoint", "", "serve KV-event replay over ZMQ ROUTER at `URL`, e.g. tcp://127.0.0.1:5558")
 		positional = fs.Bool("kv-events-positional", false, "encode KV events as vLLM's positional arrays, not named maps")
 		grace      = fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long open streams may run before they are cut")
+		readTO     = fs.Duration("read-timeout", live.DefaultReadTimeout, "how long a client may take to send a request's headers, and again its body (then 408 or the connection is closed)")
+		idleTO     = fs.Duration("idle-timeout", live.DefaultIdleTimeout, "close a keep-alive connection idle this long")
+		maxConns   = fs.Int("max-connections", 0, "open connections at most; at the cap the longest-idle one is closed for a new one, else new ones wait (0: the open-file limit less 64, at most 10000)")
 		inflight   = fs.Int64("max-inflight-bytes", live.DefaultMaxInflightBytes, "request body `BYTES` being read, tokenized or waiting for an engine before new requests get 429 with Retry-After (at least 8388608, the largest body)")
 		sets       multiFlag
 	)
 	if err := parseConfigFlags(fs, args, cfgPath, &sets); err != nil {
 		return err
+	}
+	switch {
+	case *readTO <= 0:
+		return usageError{fmt.Errorf("--read-timeout: must be > 0, got %v", *readTO)}
+	case *idleTO <= 0:
+		return usageError{fmt.Errorf("--idle-timeout: must be > 0, got %v", *idleTO)}
+	case *maxConns < 0:
+		return usageError{fmt.Errorf("--max-connections: must be ≥ 0 (0: from the open-file limit), got %d", *maxConns)}
 	}
 	if *replay != "" && *zmq == "" {
 		return usageError{errors.New("--kv-events-replay-endpoint needs --kv-events-endpoint")}
@@ -46,7 +57,8 @@ func runLive(args []string, stderr io.Writer) error {
 		return err
 	}
 	srv, err := live.New(live.Options{Inputs: in, Speedup: *speedup, Model: *model, MaxWaiting: *maxWaiting,
-		ZMQ: *zmq, ZMQReplay: *replay, Positional: *positional, MaxInflightBytes: *inflight})
+		ZMQ: *zmq, ZMQReplay: *replay, Positional: *positional, MaxInflightBytes: *inflight,
+		ReadTimeout: *readTO, IdleTimeout: *idleTO, MaxConnections: *maxConns})
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,10 @@ func TestLiveBadUsage(t *testing.T) {
 		{[]string{"live", "--addr", "256.0.0.1:1"}, "live: listen"},
 		// Issue 29 item 3: the in-flight bytes cannot be below one body.
 		{[]string{"live", "--max-inflight-bytes", "1000"}, "--max-inflight-bytes: must be ≥ 8388608"},
+		// Issue 29 item 4: the connection limits are refused, not ignored.
+		{[]string{"live", "--read-timeout", "0s"}, "--read-timeout: must be > 0"},
+		{[]string{"live", "--idle-timeout", "-1s"}, "--idle-timeout: must be > 0"},
+		{[]string{"live", "--max-connections", "-1"}, "--max-connections: must be ≥ 0"},
 	} {
 		_, stderr, code := runMain(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, "dynosim: ") || !strings.Contains(stderr, tc.want) {

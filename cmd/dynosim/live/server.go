@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dynosim/dynosim-web/cmd/dynosim/live/kvevents"
@@ -36,6 +35,14 @@ type Options struct {
 	// tokenized or waiting for an engine; past it a request gets 429 with
 	// Retry-After (0: DefaultMaxInflightBytes; at least maxBody).
 	MaxInflightBytes int64
+	// The connection limits Serve applies (docs/live.md): ReadTimeout
+	// bounds reading a request's headers, and again its body (0:
+	// DefaultReadTimeout); IdleTimeout closes a keep-alive connection idle
+	// that long (0: DefaultIdleTimeout); MaxConnections caps open
+	// connections (0: DefaultMaxConnections). No write timeout cuts a
+	// stream: each write has its own deadline (writeTimeout).
+	ReadTimeout, IdleTimeout time.Duration
+	MaxConnections           int
 }
 
 // DefaultMaxWaiting is Options.MaxWaiting's default.
@@ -85,6 +92,23 @@ func New(o Options) (*Server, error) {
 	}
 	if o.MaxInflightBytes == 0 {
 		o.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxConnections == 0 {
+		o.MaxConnections = DefaultMaxConnections()
+	}
+	switch {
+	case o.ReadTimeout < 0:
+		return nil, fmt.Errorf("--read-timeout: must be > 0, got %v", o.ReadTimeout)
+	case o.IdleTimeout < 0:
+		return nil, fmt.Errorf("--idle-timeout: must be > 0, got %v", o.IdleTimeout)
+	case o.MaxConnections < 0:
+		return nil, fmt.Errorf("--max-connections: must be ≥ 1, got %d", o.MaxConnections)
 	}
 	if o.MaxInflightBytes < maxBody {
 		return nil, fmt.Errorf("--max-inflight-bytes: must be ≥ %d (the largest request body), got %d", maxBody, o.MaxInflightBytes)
@@ -162,30 +186,26 @@ func (s *Server) Close() error {
 
 // Serve serves on ln until ctx is done, then shuts down gracefully: it
 // stops accepting, lets open streams finish for up to grace, and closes.
+// It applies the connection limits of the options (issue 29 item 4: with
+// none, a few hundred slow or idle connections exhausted the open files
+// and blocked every request).
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	cs := newConns(s.opt.MaxConnections)
+	hs := &http.Server{
+		Handler: bodyDeadline(s.mux, s.opt.ReadTimeout),
+		// Headers within the read timeout; the body within it again
+		// (bodyDeadline). No ReadTimeout or WriteTimeout: those deadlines
+		// cover the whole exchange and would cut a long stream.
+		ReadHeaderTimeout: s.opt.ReadTimeout,
+		IdleTimeout:       s.opt.IdleTimeout,
+		ConnState:         cs.state,
+	}
 	// Shutdown closes idle connections at once but waits five seconds for
 	// one that has sent nothing yet (Go's StateNew rule), which a client
 	// pool may hold open: those are closed as the shutdown begins.
-	var mu sync.Mutex
-	fresh := map[net.Conn]bool{}
-	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ConnState: func(c net.Conn, st http.ConnState) {
-		mu.Lock()
-		defer mu.Unlock()
-		if st == http.StateNew {
-			fresh[c] = true
-		} else {
-			delete(fresh, c)
-		}
-	}}
-	hs.RegisterOnShutdown(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for c := range fresh {
-			c.Close()
-		}
-	})
+	hs.RegisterOnShutdown(cs.closeFresh)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(cs.listener(ln)) }()
 	var stopped error
 	select {
 	case err := <-errc:
@@ -292,7 +312,16 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, q *completionReq
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	err = json.NewDecoder(r.Body).Decode(q)
-	http.NewResponseController(w).SetReadDeadline(time.Time{}) // read: lift its bound (bodyDeadline)
+	if err == nil {
+		// The rest (whitespace, or a body that stalls after its JSON) is
+		// read within the read deadline too; only then is it lifted
+		// (bodyDeadline), or Go's server would wait for it unbounded
+		// before the answer's headers.
+		_, err = io.Copy(io.Discard, r.Body)
+	}
+	if err == nil {
+		http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		code := http.StatusBadRequest
 		var ne net.Error
