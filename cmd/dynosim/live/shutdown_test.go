@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -215,5 +216,102 @@ router: {policy: round_robin}
 		}
 	case <-patience.After(t):
 		t.Fatal("Serve did not return after the simulation stopped")
+	}
+}
+
+// Issue 29 item 7: on SIGTERM with a short grace, a quarter to two thirds
+// of the open streams were cut with neither an error event nor [DONE]
+// (the connections were closed while their handlers wrote the end). Every
+// stream open when the grace runs out ends with an error event naming the
+// shutdown, then data: [DONE], and Serve returns.
+func TestSIGTERMEndsEveryStream(t *testing.T) {
+	s, err := New(Options{Inputs: sim.Inputs{Config: []byte(twoWorkers), ConfigName: "live.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln, 50*time.Millisecond) }()
+	const n = 100
+	tr := &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	ends := make(chan string, n)
+	started := make(chan struct{}, n)
+	for i := range n {
+		go func() {
+			body := fmt.Sprintf(`{"prompt":"story %d","max_tokens":1000000,"stream":true}`, i)
+			resp, err := client.Post("http://"+ln.Addr().String()+"/v1/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				ends <- "request: " + err.Error()
+				started <- struct{}{}
+				return
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			if _, err := br.ReadString('\n'); err != nil { // a token: it runs
+				ends <- "first token: " + err.Error()
+				started <- struct{}{}
+				return
+			}
+			started <- struct{}{}
+			// The last two events, once the stream ends.
+			var last []string
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					if err != io.EOF {
+						last = append(last, "read: "+err.Error())
+					}
+					break
+				}
+				if strings.HasPrefix(line, "data: ") {
+					last = append(last, strings.TrimSpace(line))
+					if len(last) > 2 {
+						last = last[1:]
+					}
+				}
+			}
+			ends <- strings.Join(last, " | ")
+		}()
+	}
+	for range n {
+		select {
+		case <-started:
+		case <-patience.After(t):
+			t.Fatal("the streams did not all start by the test's deadline")
+		}
+	}
+	stop() // SIGTERM, as the CLI maps it
+	cut := 0
+	for i := range n {
+		var end string
+		select {
+		case end = <-ends:
+		case <-patience.After(t):
+			t.Fatalf("%d streams ended by the test's deadline", i)
+		}
+		before, after, ok := strings.Cut(end, " | ")
+		if !ok || !strings.Contains(before, `"error"`) || !strings.Contains(before, "shutting down") || after != "data: [DONE]" {
+			cut++
+			if cut <= 3 {
+				t.Errorf("a stream ended with %q, want an error event naming the shutdown, then data: [DONE]", end)
+			}
+		}
+	}
+	if cut > 0 {
+		t.Errorf("%d of %d streams cut without an error event and [DONE]", cut, n)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-patience.After(t):
+		t.Fatal("Serve did not return")
 	}
 }
