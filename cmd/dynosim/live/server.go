@@ -54,15 +54,15 @@ const maxBody = 8 << 20
 
 // Server is a live deployment behind its HTTP routes.
 type Server struct {
-	opt     Options
-	d       *driver
-	hub     *kvevents.Hub
-	met     *metrics.Metrics
-	mux     *http.ServeMux
-	budget  budget
+	opt    Options
+	d      *driver
+	hub    *kvevents.Hub
+	met    *metrics.Metrics
+	mux    *http.ServeMux
+	budget budget
 	// active counts the completion handlers running: a shutdown lets
 	// them write their streams' ends before it closes the connections.
-	active active
+	active  active
 	stop    context.CancelFunc
 	model   string
 	created int64
