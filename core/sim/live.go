@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/engine"
 	"github.com/dynosim/dynosim-web/core/replay"
@@ -15,6 +17,10 @@ type Live struct {
 	Engine     engine.Config // what the first pool's workers are built from
 	Ranks      int           // DP ranks per worker of the first pool
 	Deployment report.Deployment
+
+	pools  []engine.Config // every pool's, in the loop's order
+	paths  []string        // their config paths (engine.workers.decode)
+	direct bool            // disaggregated decode by the direct path (else bootstrap)
 }
 
 // NewLive builds the deployment of in's config for live mode: the same
@@ -48,5 +54,33 @@ func NewLive(in Inputs, obs replay.Observer) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Live{Loop: l, Config: cfg, Engine: c.ecfgs[0], Ranks: r.Parallelism.AttentionData, Deployment: c.dep}, nil
+	lv := &Live{Loop: l, Config: cfg, Engine: c.ecfgs[0], Ranks: r.Parallelism.AttentionData, Deployment: c.dep,
+		pools: c.ecfgs, direct: c.xfer != nil && c.xfer.Direct}
+	for _, r := range roles(&cfg) {
+		lv.paths = append(lv.paths, r.path)
+	}
+	return lv, nil
+}
+
+// Fits refuses a request of prompt tokens asking for maxOutput tokens that
+// a prediction of this deployment rejects as never fitting: the engine's
+// own rule (engine.Config.Fits) on every pool the request passes through,
+// so a front end can refuse it up front, as predict's report rejects it,
+// rather than stream tokens until the engine gives up. The error names
+// the reason (engine.Reason's name), the pool and its bound.
+func (l *Live) Fits(prompt, maxOutput int) (engine.Reason, error) {
+	for i := range l.pools {
+		ec := &l.pools[i]
+		why := ec.Fits(prompt, maxOutput)
+		if ec.Decode && !l.direct {
+			why = ec.FitsReserved(prompt, maxOutput)
+		}
+		switch why {
+		case engine.MaxModelLen:
+			return why, fmt.Errorf("the prompt's %d tokens reach %s.scheduler.max_model_len (%d): predict rejects the request as %s", prompt, l.paths[i], ec.MaxModelLen, why)
+		case engine.KVCapacity:
+			return why, fmt.Errorf("a prompt of %d tokens and %d output tokens can never fit the KV cache of a worker of %s (%d blocks of %d tokens per DP rank): predict rejects the request as %s", prompt, maxOutput, l.paths[i], ec.NumBlocks, ec.BlockSize, why)
+		}
+	}
+	return engine.NotRejected, nil
 }

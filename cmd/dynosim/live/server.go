@@ -401,6 +401,12 @@ func (s *Server) complete(chat bool) http.HandlerFunc {
 		if err == nil {
 			n, err = q.maxTokens(chat)
 		}
+		if err == nil {
+			// What predict's engine would reject as never fitting is
+			// refused now, by the same rule (engine.Config.Fits), not
+			// streamed until the engine gives up on it (issue 29 item 8).
+			_, err = s.d.live.Fits(len(prompt), n)
+		}
 		if err != nil {
 			fail(w, http.StatusBadRequest, "BadRequestError", err.Error())
 			return
