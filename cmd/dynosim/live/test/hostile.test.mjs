@@ -71,6 +71,7 @@ async function peers(srv, send) {
     await new Promise((r) => { s.once("connect", r); s.once("error", r); });
     if (bytes.length) s.write(bytes);
     // wait_close: the server must cut this peer (a refused frame)
+    s.resume(); // read (and drop) what the server sends, so its close is seen
     if (send.wait_close) await new Promise((r, j) => { s.once("close", r); setTimeout(() => j(new Error("the server kept a hostile peer")), WAIT_MS); });
     socks.push(s);
   }
