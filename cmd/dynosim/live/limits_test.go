@@ -110,7 +110,7 @@ func TestConcurrentHugeBodiesAre429(t *testing.T) {
 	// Completions give their bytes back too: served, refused, rejected by
 	// the engine, aborted, and a body sent in chunks.
 	ctx, cancel := context.WithCancel(context.Background())
-	held := post(t, ctx, hs.URL+"/v1/completions", `{"prompt":"hold","max_tokens":1000000,"stream":true}`)
+	held := post(t, ctx, hs.URL+"/v1/completions", `{"prompt":"hold","max_tokens":400000,"stream":true}`)
 	if _, err := bufio.NewReader(held.Body).ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}

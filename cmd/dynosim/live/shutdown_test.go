@@ -124,7 +124,7 @@ func TestStalledClientIsCut(t *testing.T) {
 	if err := c.(*net.TCPConn).SetReadBuffer(smallBuffer); err != nil {
 		t.Fatal(err)
 	}
-	body := `{"prompt":"never read","max_tokens":16000000,"stream":true}`
+	body := `{"prompt":"never read","max_tokens":400000,"stream":true}`
 	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	// Never read: the socket buffers fill, a write stalls, the server gives up.
 	patience.Until(t, "the stalled client's request is aborted", func() (bool, string) {
@@ -244,7 +244,7 @@ func TestSIGTERMEndsEveryStream(t *testing.T) {
 	started := make(chan struct{}, n)
 	for i := range n {
 		go func() {
-			body := fmt.Sprintf(`{"prompt":"story %d","max_tokens":1000000,"stream":true}`, i)
+			body := fmt.Sprintf(`{"prompt":"story %d","max_tokens":400000,"stream":true}`, i)
 			resp, err := client.Post("http://"+ln.Addr().String()+"/v1/completions", "application/json", strings.NewReader(body))
 			if err != nil {
 				ends <- "request: " + err.Error()
