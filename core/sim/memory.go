@@ -148,13 +148,18 @@ func workloadBlocks(wl *workload.Workload, bs, nextN int) blockCounts {
 }
 
 // checkMemory refuses a run whose estimated state (poolMemory over every
-// pool) is past MemoryBudget, naming the keys of its largest parts.
-func checkMemory(name string, terms []memTerm) error {
+// pool) is past MemoryBudget, or past a service's limit (Limits.MaxStateBytes,
+// ErrTooLarge), naming the keys of its largest parts.
+func checkMemory(name string, terms []memTerm, limit int64) error {
 	total := 0.0
 	for _, t := range terms {
 		total += t.bytes
 	}
-	if total <= MemoryBudget {
+	budget := float64(MemoryBudget)
+	if limit > 0 && float64(limit) < budget {
+		budget = float64(limit)
+	}
+	if total <= budget {
 		return nil
 	}
 	slices.SortStableFunc(terms, func(a, b memTerm) int {
@@ -174,6 +179,10 @@ func checkMemory(name string, terms []memTerm) error {
 			break
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s", t.what, byteSize(t.bytes)))
+	}
+	if total <= MemoryBudget {
+		return fmt.Errorf("%w: %s: the run would build about %s of simulator state, this service runs at most %s (%s) (use the CLI or the page for large runs)",
+			ErrTooLarge, name, byteSize(total), byteSize(budget), strings.Join(parts, "; "))
 	}
 	return &memoryError{fmt.Sprintf("%s: the run would build about %s of simulator state, more than the %s a run may use (%s); %s",
 		name, byteSize(total), byteSize(MemoryBudget), strings.Join(parts, "; "), terms[0].fix)}

@@ -180,3 +180,30 @@ func TestItem9EstimateAdmitsWholeTraceRuns(t *testing.T) {
 		}
 	}
 }
+
+// Issue 29 item 9: a service bounds the state a run may build below the
+// page's budget (a Workers isolate has 128 MB): past Limits.MaxStateBytes
+// the run is ErrTooLarge (413), naming the keys and the way out, before
+// anything is built; the same run without the limit runs.
+func TestItem9ServiceStateLimitIsTooLarge(t *testing.T) {
+	cfg := []byte("engine: {workers: {aggregated: {parallelism: {replicas: 4096, attention_data: 16}}}}\ntraffic: {stop: {requests: 10}}\n")
+	var err error
+	n := allocated(func() {
+		_, err = Predict(Inputs{Config: cfg, ConfigName: "c.yaml", Limits: Limits{MaxStateBytes: 32 << 20}}, nil)
+	})
+	if !errors.Is(err, ErrTooLarge) || errors.Is(err, ErrMemoryBudget) {
+		t.Fatalf("err = %v, want ErrTooLarge and not ErrMemoryBudget", err)
+	}
+	for _, want := range []string{"c.yaml: the run would build about 256.0 MiB of simulator state, this service runs at most 32.0 MiB",
+		"parallelism.replicas × engine.workers.aggregated.parallelism.attention_data: 4096 workers × 16 ranks", "use the CLI or the page"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to contain %q", err, want)
+		}
+	}
+	if n > 64<<20 {
+		t.Errorf("the refusal allocated %d MiB: it must come before the cluster is built", n>>20)
+	}
+	if _, err := Predict(Inputs{Config: cfg, Limits: Limits{MaxStateBytes: 512 << 20}}, nil); err != nil {
+		t.Fatalf("under a larger limit: %v", err)
+	}
+}

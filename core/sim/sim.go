@@ -58,6 +58,10 @@ type Limits struct {
 	// Prompt and output tokens of the run's requests: the work of a run
 	// grows with them, not with its passes (a pass costs O(batch)).
 	MaxPromptTokens, MaxOutputTokens int
+	// MaxStateBytes bounds the simulator state a run may build, as
+	// estimated before anything is built (checkMemory), below MemoryBudget:
+	// a Workers isolate has 128 MB, not the page's 4 GiB.
+	MaxStateBytes int64
 }
 
 // Progress is reported periodically during a run.
@@ -316,7 +320,7 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 		c.ecfgs = append(c.ecfgs, ecfg)
 		mem = append(mem, poolMemory(cfg, r, &ecfg, wl)...)
 	}
-	if err := checkMemory(p.name, mem); err != nil {
+	if err := checkMemory(p.name, mem, p.in.Limits.MaxStateBytes); err != nil {
 		return nil, err
 	}
 	first := 0

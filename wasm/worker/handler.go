@@ -163,6 +163,7 @@ func (h *Handler) health(w http.ResponseWriter) {
 		"max_requests":      h.opt.Limits.MaxRequests,
 		"max_passes":        h.opt.Limits.MaxPasses,
 		"max_prompt_tokens": h.opt.Limits.MaxPromptTokens,
+		"max_state_bytes":   h.opt.Limits.MaxStateBytes,
 		"max_output_tokens": h.opt.Limits.MaxOutputTokens,
 		"max_config_bytes":  h.opt.MaxConfigBytes,
 		"body_timeout_ms":   h.opt.BodyTimeout.Milliseconds(),

@@ -220,3 +220,17 @@ func TestStallInPartHeaderIs408(t *testing.T) {
 		wantError(t, rec, 413, "")
 	})
 }
+
+// Issue 29 item 9: the Worker bounds a run's simulator state to what an
+// isolate holds (DefaultMaxStateBytes): 4,096 replicas × 16 DP ranks, which
+// the CLI and the page run, answer 413 pointing at them, before anything
+// is built; /v1/health names the limit.
+func TestStateLimitIs413(t *testing.T) {
+	h := NewHandler(nil, Options{Limits: LimitsForBudget(DefaultCPUBudgetMs)})
+	body, ct := multipartBody(t, field{"config", "big.yaml", "engine: {workers: {aggregated: {parallelism: {replicas: 4096, attention_data: 16}}}}\ntraffic: {stop: {requests: 10}}\n"})
+	wantError(t, do(t, h, "POST", "/v1/predict", body, ct), 413, "this service runs at most 48.0 MiB (engine.workers.aggregated.parallelism.replicas")
+	rec := do(t, h, "GET", "/v1/health", nil, "")
+	if !strings.Contains(rec.Body.String(), fmt.Sprintf(`"max_state_bytes":%d`, DefaultMaxStateBytes)) {
+		t.Fatalf("health: %s", rec.Body)
+	}
+}

@@ -20,6 +20,16 @@ const (
 	promptTokensPerCPUSecond = 20_000_000
 )
 
+// DefaultMaxStateBytes bounds the simulator state a run may build here
+// (sim.Limits.MaxStateBytes, checked before anything is built): a Workers
+// isolate has 128 MB of memory for everything (issue 29 item 9), and Go's
+// collector lets the heap reach about twice the live state, beside the
+// request body (up to 32 MiB) and the workload parsed from it. The
+// estimate is rounded up about twice what runs hold, and 48 MiB admits the
+// largest run the CPU caps do (15,000 requests at concurrency 15,000,
+// about 39 MiB estimated).
+const DefaultMaxStateBytes = 48 << 20
+
 // LimitsForBudget derives the per-run caps from a CPU budget in milliseconds,
 // so a run that would exceed the budget fails fast with 413 instead of being
 // killed by the runtime. A budget ≤ 0 means unlimited.
@@ -33,5 +43,6 @@ func LimitsForBudget(ms int) sim.Limits {
 
 		MaxOutputTokens: int(int64(ms) * outputTokensPerCPUSecond / 1000),
 		MaxPromptTokens: int(int64(ms) * promptTokensPerCPUSecond / 1000),
+		MaxStateBytes:   DefaultMaxStateBytes,
 	}
 }

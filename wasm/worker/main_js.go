@@ -102,7 +102,7 @@ func (b *streamBody) Close() error {
 // optionsFromEnv reads the limits from the Worker's vars (all optional):
 // MAX_BODY_BYTES, MAX_CONFIG_BYTES, BODY_TIMEOUT_MS, MAX_STORED_BYTES,
 // CPU_BUDGET_MS and the explicit caps MAX_REQUESTS, MAX_PASSES,
-// MAX_PROMPT_TOKENS, MAX_OUTPUT_TOKENS.
+// MAX_PROMPT_TOKENS, MAX_OUTPUT_TOKENS, MAX_STATE_BYTES.
 func optionsFromEnv(env js.Value) Options {
 	budget := envInt(env, "CPU_BUDGET_MS", DefaultCPUBudgetMs)
 	lim := LimitsForBudget(budget)
@@ -117,6 +117,9 @@ func optionsFromEnv(env js.Value) Options {
 	}
 	if v := envInt(env, "MAX_OUTPUT_TOKENS", -1); v >= 0 {
 		lim.MaxOutputTokens = v
+	}
+	if v := envInt(env, "MAX_STATE_BYTES", -1); v >= 0 {
+		lim.MaxStateBytes = int64(v)
 	}
 	return Options{
 		MaxBodyBytes:   int64(envInt(env, "MAX_BODY_BYTES", DefaultMaxBodyBytes)),
