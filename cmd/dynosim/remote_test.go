@@ -69,9 +69,9 @@ func TestRemoteRetriesTransportFaults(t *testing.T) {
 
 // remoteRecommend runs `dynosim recommend --remote url` in process on a
 // two-candidate synthetic search, with retries that do not wait, and
-// returns its error and exit status; it fails t if the command does not
+// returns its exit status and error; it fails t if the command does not
 // return by the test's deadline.
-func remoteRecommend(t *testing.T, url string, flags ...string) (error, int) {
+func remoteRecommend(t *testing.T, url string, flags ...string) (int, error) {
 	t.Helper()
 	defer func(b time.Duration) { remoteBackoff = b }(remoteBackoff)
 	remoteBackoff = time.Millisecond
@@ -85,13 +85,13 @@ func remoteRecommend(t *testing.T, url string, flags ...string) (error, int) {
 	select {
 	case err := <-done:
 		if err == nil {
-			return nil, 0
+			return 0, nil
 		}
-		return err, exitCode(err)
+		return exitCode(err), err
 	case <-patience.After(t):
 		t.Fatalf("recommend --remote %s %v did not return", url, flags)
 	}
-	return nil, 0
+	return 0, nil
 }
 
 // wantUnavailable checks a search ended on its service: exit 2, naming
@@ -131,7 +131,7 @@ func TestItem13RemoteEndlessBody(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	err, code := remoteRecommend(t, srv.URL)
+	code, err := remoteRecommend(t, srv.URL)
 	wantUnavailable(t, err, code, srv.URL, "the answer is over 64 MiB")
 	if n := posts.Load(); n != 1 {
 		t.Fatalf("%d posts; an oversized answer is not posted again, nor a second trial started", n)
@@ -155,7 +155,7 @@ func TestItem13RemoteNeverAnswers(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	err, code := remoteRecommend(t, srv.URL, "--remote-timeout", "200ms")
+	code, err := remoteRecommend(t, srv.URL, "--remote-timeout", "200ms")
 	wantUnavailable(t, err, code, srv.URL, "no answer within 200ms (--remote-timeout; 1 attempt)")
 	if n := posts.Load(); n != 1 {
 		t.Fatalf("%d posts, want 1: the deadline is the trial's, and no trial starts after it", n)
@@ -172,7 +172,7 @@ func TestItem13RemoteUnreachableExit2(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String()
 	ln.Close() // a closed port: connection refused
-	err, code := remoteRecommend(t, url)
+	code, err := remoteRecommend(t, url)
 	wantUnavailable(t, err, code, url, "3 attempts", "connection refused")
 	if strings.Count(oneLine(err.Error()), url) != 1 {
 		t.Fatalf("error %q repeats the URL", err)
