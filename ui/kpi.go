@@ -132,6 +132,26 @@ type BadgePool struct {
 	Name, GPU, Layout, Timing, Validation string
 }
 
+// timingLabel names a pool's timing, with the profile it was read from:
+// "default timing", "profile timing (perf_data.npz)".
+func timingLabel(p schema.PoolDeployment) string {
+	if p.TimingProfile != "" {
+		return fmt.Sprintf("%s timing (%s)", p.Timing, p.TimingProfile)
+	}
+	return p.Timing + " timing"
+}
+
+// timingProfile is the timing profile a run's pools were read from ("":
+// none).
+func timingProfile(r *parsedReport) string {
+	for _, p := range r.Deployment.Pools {
+		if p.TimingProfile != "" {
+			return p.TimingProfile
+		}
+	}
+	return ""
+}
+
 // badgePools describes each pool: GPU, replicas × tensor × attention-data
 // parallelism, timing model and how far it is validated.
 func badgePools(d schema.Deployment) []BadgePool {
@@ -141,7 +161,7 @@ func badgePools(d schema.Deployment) []BadgePool {
 			Name:       p.Name,
 			GPU:        hardwareName(p.Hardware),
 			Layout:     fmt.Sprintf("%d replica%s × tensor %d × attention-data %d (%d GPU%s per worker)", p.Replicas, plural(p.Replicas), p.Tensor, p.AttentionData, p.GPUsPerWorker, plural(p.GPUsPerWorker)),
-			Timing:     p.Timing + " timing",
+			Timing:     timingLabel(p),
 			Validation: p.Validation,
 		})
 	}
@@ -202,7 +222,7 @@ func ranWhat(r *parsedReport) string {
 	if len(pools) > 0 {
 		parts = append(parts, strings.Join(pools, " + "))
 	}
-	if t := unique(r.Deployment.Pools, func(p schema.PoolDeployment) string { return p.Timing }); len(t) > 0 {
+	if t := unique(r.Deployment.Pools, func(p schema.PoolDeployment) string { return strings.TrimSuffix(timingLabel(p), " timing") }); len(t) > 0 {
 		parts = append(parts, strings.Join(t, "/")+" timing")
 	}
 	if r.Planner != nil {

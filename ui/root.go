@@ -484,11 +484,12 @@ func (c *Root) finish(res js.Value, key, config, trace string, opts js.Value) {
 			r.Req = t
 		}
 	}
+	cur := runInputs{config, trace, timingProfile(parsed)}
 	if n := len(c.Runs); n == 0 {
-		r.Name = runName("", config, "", trace, r.ID, true)
+		r.Name = runName(runInputs{}, cur, r.ID, true)
 	} else {
 		prev := c.Runs[n-1]
-		r.Name = runName(prev.Config, config, prev.Trace, trace, r.ID, false)
+		r.Name = runName(runInputs{prev.Config, prev.Trace, timingProfile(prev.Parsed)}, cur, r.ID, false)
 	}
 	c.Runs = append(c.Runs, r)
 	if len(c.Runs) > maxRuns {

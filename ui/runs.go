@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -70,14 +71,18 @@ func shortPath(p string) string {
 	return p
 }
 
+// runInputs are what a run's default name compares: its config, trace
+// label and timing profile (the .npz its pools were timed by, "" for none).
+type runInputs struct{ config, trace, profile string }
+
 // runName is the default name of a run: the config paths that changed
 // against the previous run ("replicas=4, router.policy=kv_router"), the
-// trace when it changed, else "run n".
-func runName(prevConfig, config, prevTrace, trace string, n int, first bool) string {
+// trace and the timing profile when they changed, else "run n".
+func runName(prev, cur runInputs, n int, first bool) string {
 	if first {
 		return fmt.Sprintf("run %d", n)
 	}
-	a, b := flatten(prevConfig), flatten(config)
+	a, b := flatten(prev.config), flatten(cur.config)
 	var changes []string
 	for k, v := range b {
 		if a[k] != v {
@@ -93,8 +98,12 @@ func runName(prevConfig, config, prevTrace, trace string, n int, first bool) str
 	sort.Strings(changes)
 	sort.Strings(removed)
 	var parts []string
-	if trace != prevTrace {
-		parts = append(parts, "trace="+strings.TrimPrefix(trace, "sample: "))
+	if cur.trace != prev.trace {
+		parts = append(parts, "trace="+strings.TrimPrefix(cur.trace, "sample: "))
+	}
+	if cur.profile != prev.profile {
+		// issue 30 item 5: a run timed by another profile is another run
+		parts = append(parts, "profile="+cmp.Or(cur.profile, "none"))
 	}
 	for _, k := range changes {
 		parts = append(parts, shortPath(k)+"="+b[k])

@@ -177,17 +177,24 @@ func TestKPIsBadgeMemory(t *testing.T) {
 func TestRunName(t *testing.T) {
 	a := "engine: {workers: {aggregated: {parallelism: {replicas: 8}}}}\nrouter: {policy: round_robin}\n"
 	b := "engine: {workers: {aggregated: {parallelism: {replicas: 4}}}}\nrouter: {policy: kv_router}\n"
-	if got := runName("", a, "", "x", 1, true); got != "run 1" {
+	if got := runName(runInputs{}, runInputs{a, "x", ""}, 1, true); got != "run 1" {
 		t.Errorf("first %q", got)
 	}
-	if got := runName(a, b, "x", "x", 2, false); got != "replicas=4, router.policy=kv_router" {
+	if got := runName(runInputs{a, "x", ""}, runInputs{b, "x", ""}, 2, false); got != "replicas=4, router.policy=kv_router" {
 		t.Errorf("changed %q", got)
 	}
-	if got := runName(a, a, "x", "x", 3, false); got != "run 3 (same inputs)" {
+	if got := runName(runInputs{a, "x", ""}, runInputs{a, "x", ""}, 3, false); got != "run 3 (same inputs)" {
 		t.Errorf("same %q", got)
 	}
-	if got := runName(a, a, "sample: default", "small.jsonl", 4, false); got != "trace=small.jsonl" {
+	if got := runName(runInputs{a, "sample: default", ""}, runInputs{a, "small.jsonl", ""}, 4, false); got != "trace=small.jsonl" {
 		t.Errorf("trace %q", got)
+	}
+	// Issue 30 item 5: a profile change is a change of inputs.
+	if got := runName(runInputs{a, "x", ""}, runInputs{a, "x", "perf_data.npz"}, 5, false); got != "profile=perf_data.npz" {
+		t.Errorf("profile %q", got)
+	}
+	if got := runName(runInputs{a, "x", "perf_data.npz"}, runInputs{a, "x", ""}, 6, false); got != "profile=none" {
+		t.Errorf("profile dropped %q", got)
 	}
 	runs := []*RunEntry{{ID: 1}, {ID: 2}, {ID: 3}}
 	if baselineIndex(runs, 0) != 1 || baselineIndex(runs, 1) != 0 || baselineIndex(runs, 3) != 1 || baselineIndex(runs[:1], 0) != -1 {

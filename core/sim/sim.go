@@ -182,7 +182,7 @@ func Prepare(in Inputs) (_ *Prepared, err error) {
 		if err := ec.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)
 		}
-		if _, _, err := deployment(&p.cfg, r, roof, &ec); err != nil {
+		if _, _, err := deployment(&p.cfg, r, in, roof, &ec); err != nil {
 			return nil, err
 		}
 	}
@@ -357,7 +357,7 @@ func (p *Prepared) poolConfig(cfg *config.Config, r role, wl *workload.Workload,
 	if err != nil {
 		return ecfg, err
 	}
-	d, warn, err := deployment(cfg, r, roof, &ecfg)
+	d, warn, err := deployment(cfg, r, p.in, roof, &ecfg)
 	if err != nil {
 		return ecfg, err
 	}

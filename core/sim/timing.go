@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -68,13 +69,24 @@ func buildRoofline(cfg *config.Config, p string, role *config.Role, in Inputs) (
 	return r, nil
 }
 
-// setTiming sets ec.Model from the role's timing type; a profile given to
-// the run (--profile, an uploaded .npz) overrides the type.
-func setTiming(p string, role *config.Role, in Inputs, roof *timing.Roofline, ec *engine.Config) error {
-	kind := role.Timing.Type
-	if in.Profile != nil {
-		kind = "profile" // --profile / an uploaded .npz selects profile timing
+// timingOf is the timing that prices role's passes and, for a profile,
+// the file it is read from: a profile given to the run (--profile, an
+// uploaded .npz) overrides the role's timing type. The report labels the
+// pool with it (issue 30 item 5: a --profile run was labelled "default",
+// with the roofline's validation claim).
+func timingOf(role *config.Role, in Inputs) (kind, profile string) {
+	switch {
+	case in.Profile != nil:
+		return "profile", cmp.Or(in.ProfileName, "profile.npz")
+	case role.Timing.Type == "profile":
+		return "profile", role.Timing.Path
 	}
+	return role.Timing.Type, ""
+}
+
+// setTiming sets ec.Model from the role's timing (timingOf).
+func setTiming(p string, role *config.Role, in Inputs, roof *timing.Roofline, ec *engine.Config) error {
+	kind, _ := timingOf(role, in)
 	switch kind {
 	case "polynomial":
 		ec.Model = timing.Polynomial{}
@@ -109,10 +121,7 @@ func loadProfile(p string, role *config.Role, in Inputs) (*timing.Interpolated, 
 		}
 		name = role.Timing.Path
 	}
-	if name == "" {
-		name = "profile.npz"
-	}
-	return timing.LoadProfile(data, name)
+	return timing.LoadProfile(data, cmp.Or(name, "profile.npz"))
 }
 
 // sizePool sets ec.NumBlocks, the G1 pool: sized from GPU memory, from a
@@ -178,7 +187,7 @@ func touchable(wl *workload.Workload, ec *engine.Config) int {
 // beside the weights is an error under the roofline timing, whose
 // predictions assume that GPU, and a warning under the timings that ignore
 // the hardware.
-func deployment(cfg *config.Config, r role, roof *timing.Roofline, ec *engine.Config) (report.PoolDeployment, string, error) {
+func deployment(cfg *config.Config, r role, in Inputs, roof *timing.Roofline, ec *engine.Config) (report.PoolDeployment, string, error) {
 	// A pool given in bytes is judged as given: sizePool may have cut
 	// its blocks to what the run can touch.
 	blocks, c := ec.NumBlocks, r.KVCache.Capacity
@@ -186,10 +195,11 @@ func deployment(cfg *config.Config, r role, roof *timing.Roofline, ec *engine.Co
 		blocks = int(c.Bytes / per)
 	}
 	fit := roof.Memory(blocks, ec.BlockSize)
+	kind, profile := timingOf(r.Role, in)
 	d := report.PoolDeployment{
 		Name: r.name, Hardware: roof.GPU.Name, Replicas: r.Parallelism.Replicas, Tensor: roof.Par.Tensor,
 		AttentionData: r.Parallelism.AttentionData, GPUsPerWorker: r.GPUs(),
-		Timing: r.Timing.Type, Validation: timing.Validation(r.Timing.Type, roof.GPU.Name), Capacity: r.KVCache.Capacity.Type,
+		Timing: kind, TimingProfile: profile, Validation: timing.Validation(kind, roof.GPU.Name), Capacity: r.KVCache.Capacity.Type,
 		KVBlocks: ec.NumBlocks, BlockSize: ec.BlockSize,
 		GPUBytes: fit.GPUBytes, WeightsBytes: fit.WeightsBytes, KVBytes: fit.KVBytes, ReserveBytes: fit.ReserveBytes,
 		FreeBytes: fit.FreeBytes, Fits: fit.Fits(),

@@ -78,3 +78,42 @@ func TestDefaultsMeanSomething(t *testing.T) {
 		}
 	}
 }
+
+// Issue 30 item 5: a run timed by a profile says so: its pools report
+// timing "profile", the file it was read from and the profile's own
+// validation note, not the roofline's claim; the other timings name no file.
+func TestItem30_5ProfileRunIsLabelled(t *testing.T) {
+	profile, err := os.ReadFile("../../timing/testdata/perf_data.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = "traffic: {source: {type: synthetic, input_tokens: 512, output_tokens: 16}, stop: {requests: 5}}\n"
+	for _, tc := range []struct {
+		name, cfg, timing, file string
+		in                      Inputs
+	}{
+		{"--profile", "", "profile", "perf_data.npz", Inputs{Profile: profile, ProfileName: "perf_data.npz"}},
+		{"uploaded without a name", "", "profile", "profile.npz", Inputs{Profile: profile}},
+		{"timing.path", "engine: {workers: {aggregated: {timing: {type: profile, path: p/perf.npz}}}}", "profile", "p/perf.npz",
+			Inputs{ReadFile: func(string) ([]byte, error) { return profile, nil }}},
+		{"--profile over a polynomial timing", "engine: {workers: {aggregated: {timing: {type: polynomial}}}}", "profile", "perf_data.npz", Inputs{Profile: profile, ProfileName: "perf_data.npz"}},
+		{"roofline", "", "default", "", Inputs{}},
+		{"polynomial", "engine: {workers: {aggregated: {timing: {type: polynomial}}}}", "polynomial", "", Inputs{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in
+			in.Config = []byte(base + tc.cfg)
+			rep, err := Predict(in, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := rep.Deployment.Pools[0]
+			if p.Timing != tc.timing || p.TimingProfile != tc.file {
+				t.Fatalf("timing %q profile %q, want %q %q", p.Timing, p.TimingProfile, tc.timing, tc.file)
+			}
+			if tc.timing == "profile" && !strings.HasPrefix(p.Validation, "profile:") {
+				t.Fatalf("validation %q: a profile run claims another model's validation", p.Validation)
+			}
+		})
+	}
+}

@@ -259,6 +259,28 @@ test("a wrong .npz profile shows the error and the page keeps working",
     await page.close();
   });
 
+// Issue 30 item 5: a run timed by a profile says so in the badge and the
+// status line (the file's name, the profile's own validation note, no
+// roofline claim), and a profile change names the next run.
+test("a profile run is labelled profile timing, and a profile change names the run", async () => {
+  const page = await openPage(browser.context, srv.url);
+  await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
+  await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
+  await page.locator('[data-testid="run"]').click();
+  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await page.locator('[data-testid="profile-input"]').setInputFiles(path.join(repo, "timing/testdata/perf_data.npz"));
+  await page.locator('[data-testid="run"]').click();
+  await page.waitForFunction(() => document.querySelectorAll("input.runname").length === 2, null, { timeout: ACTION_MS });
+  const badge = (await page.locator('[data-testid="timing-badge"]').innerText()).replace(/\s+/g, " ");
+  assert.match(badge, /profile timing \(perf_data\.npz\) profile: interpolated from your measured table/);
+  assert.doesNotMatch(badge, /roofline/);
+  assert.match(await page.locator(".status").innerText(), /profile timing \(perf_data\.npz\)/);
+  const names = await page.locator("input.runname").evaluateAll((els) => els.map((e) => e.value));
+  assert.deepEqual(names, ["run 1", "profile=perf_data.npz"]);
+  assert.deepEqual(page.pageErrors, []);
+  await page.close();
+});
+
 test("cancel stops a long run and the next run works", async () => {
   const page = await openPage(browser.context, srv.url);
   // the whole conversation sample on one worker: a long run

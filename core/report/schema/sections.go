@@ -139,13 +139,16 @@ type Deployment struct {
 
 // PoolDeployment is one pool's part of the deployment. Bytes are per GPU.
 type PoolDeployment struct {
-	Name          string  `json:"name"`
-	Hardware      string  `json:"hardware"`
-	Replicas      int     `json:"replicas"`
-	Tensor        int     `json:"tensor"`
-	AttentionData int     `json:"attention_data"`
-	GPUsPerWorker int     `json:"gpus_per_worker"`
-	Timing        string  `json:"timing"`     // default | polynomial | fixed | profile
+	Name          string `json:"name"`
+	Hardware      string `json:"hardware"`
+	Replicas      int    `json:"replicas"`
+	Tensor        int    `json:"tensor"`
+	AttentionData int    `json:"attention_data"`
+	GPUsPerWorker int    `json:"gpus_per_worker"`
+	Timing        string `json:"timing"` // default | polynomial | fixed | profile
+	// TimingProfile names the .npz a profile timing was read from (--profile,
+	// an uploaded profile or timing.path); absent under the other timings.
+	TimingProfile string  `json:"timing_profile,omitempty"`
 	Validation    string  `json:"validation"` // timing.Validation
 	Capacity      string  `json:"capacity"`   // default | fixed
 	KVBlocks      int     `json:"kv_blocks"`  // per attention rank
