@@ -108,7 +108,8 @@ type Coverage = schema.Coverage
 
 // RequestRecord is one line of requests.jsonl. A value that does not
 // exist for the request (no first token, no second token, never admitted,
-// never placed, no terminal outcome) is null, never 0.
+// never placed, no terminal outcome) is null, never 0; e2e_latency_ms
+// needs a last token, so a completed zero-output request has none.
 type RequestRecord struct {
 	UUID                  uint64     `json:"uuid"`
 	ArrivalTimeMs         float64    `json:"arrival_time_ms"`
@@ -245,8 +246,11 @@ func (t *tally) add(q *record, frontend timing.Time, sla SLA) {
 		t.firstReused += int(q.firstReused)
 	}
 	if q.tokens == 0 {
-		// No token: only an end-to-end bound can be met, by the
-		// terminal time.
+		// No token: no latency samples (the e2e percentiles leave it
+		// out, as the reference's collector does: "completed zero-output
+		// requests ... add no latency samples", mocker.md §8.8), and only
+		// an end-to-end bound can be met, by the terminal time ("token-less
+		// completed requests are good only under an e2e-only SLA").
 		if sla.E2EMs > 0 && sla.TTFTMs == 0 && sla.ITLMs == 0 && max(q.term-q.arrival, 0).Ms() <= sla.E2EMs {
 			t.good++
 		}
@@ -412,9 +416,12 @@ func (c *Collector) record(q *record, id uint64) RequestRecord {
 		rr.TTFTMs = ms(max(q.first-q.arrival, 0))
 		rr.TTFTBreakdownMs = c.breakdown(id)
 		rr.E2ELatencyMs = ms(max(q.last-q.arrival, 0))
-	} else if q.status == Completed {
-		rr.E2ELatencyMs = ms(max(q.term-q.arrival, 0))
 	}
+	// A completed request with no output token has no e2e latency either:
+	// the reference's e2e is last token − arrival, not terminal time
+	// (../shared/spec/mocker.md §8.8 and §12.2 quirk 10; Dynamo's replay/collector.rs), so its
+	// record writes null for first_token_ms, ttft_ms and e2e_latency_ms.
+	// Goodput still judges it by terminal time − arrival (tally.add).
 	if q.tokens > 1 {
 		rr.TTSTMs = ms(q.second - q.first)
 		itl := (q.last - q.first).Ms() / float64(q.tokens-1)
