@@ -13,8 +13,8 @@ type GPUSpec struct {
 	MemoryBytes float64 // device memory
 	MemBW       float64 // peak device-memory bandwidth, bytes/s
 	BF16FLOPS   float64 // dense BF16/FP16 tensor FLOP/s (FP32 accumulate)
-	FP8FLOPS    float64 // dense FP8 tensor FLOP/s; 0 = no FP8 tensor cores
-	FP4FLOPS    float64 // dense FP4 tensor FLOP/s; 0 = none
+	FP8FLOPS    float64 // dense FP8 tensor FLOP/s; 0 = no FP8 tensor cores (engine.dtype fp8 refused: dtype.go)
+	FP4FLOPS    float64 // dense FP4 tensor FLOP/s; 0 = none (engine.dtype fp4 refused)
 	LinkBW      float64 // GPU-to-GPU bandwidth per direction, bytes/s
 	Fabric      Fabric  // how the GPUs of a worker talk: NVLink generation or PCIe with/without P2P (interconnect.go)
 }

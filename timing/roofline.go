@@ -38,11 +38,11 @@ type RooflineSpec struct {
 	Hardware        string      // GPU catalog name, e.g. "h100_sxm"
 	Parallelism     Parallelism // zero fields mean 1
 	// DType of weights and GEMMs: "" (the checkpoint's), "bf16", "fp16",
-	// "fp8", "fp4". On a GPU without FP8/FP4 tensor cores a narrower dtype
-	// still halves weight bytes (weight-only kernels) but computes at the
-	// next wider supported rate.
+	// "fp8", "fp4". A named dtype the GPU has no tensor units for is
+	// refused (dtype.go: FP8 needs Ada/Hopper or later, FP4 Blackwell).
 	DType string
-	// KVDType: "" (model dtype, §7.1), "bf16", "fp16", "fp8".
+	// KVDType: "" (model dtype, §7.1), "bf16", "fp16", "fp8"; fp8 needs
+	// FP8 tensor cores too.
 	KVDType string
 	// Engine is the serving engine whose per-pass overheads apply: vllm
 	// (default), sglang or trtllm (overhead.go).
@@ -160,6 +160,12 @@ func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType str
 		r.Model.KVBytes = 1
 	default:
 		return nil, fmt.Errorf("kv_cache dtype: unknown %q (want bf16, fp16 or fp8)", kvDType)
+	}
+	if err := g.CheckDType(dtype, false); err != nil {
+		return nil, fmt.Errorf("dtype: %w", err)
+	}
+	if err := g.CheckDType(kvDType, true); err != nil {
+		return nil, fmt.Errorf("kv_cache dtype: %w", err)
 	}
 	r.kernels = denseKernels(m, par)
 	r.lmHead = kernel{n: float64(m.Vocab) / float64(par.Tensor), k: float64(m.Hidden), count: 1}

@@ -370,7 +370,7 @@ func (c *Config) validateRole(path string, r *Role) error {
 			return err
 		}
 	}
-	return nil
+	return c.validateDTypes(path, r)
 }
 
 // resolve fills the types left out: a capacity with blocks or bytes is
