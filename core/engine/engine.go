@@ -53,6 +53,9 @@ const (
 	NotRejected Reason = iota
 	KVCapacity         // its sequence can never fit the KV pool
 	MaxModelLen        // its prompt reaches max_model_len
+	// MaxBatchedTokens: its prompt is longer than max_batched_tokens with
+	// chunked prefill off, so no pass could ever hold it (PromptReason).
+	MaxBatchedTokens
 )
 
 // String is the reason's name in reports.
@@ -62,6 +65,8 @@ func (r Reason) String() string {
 		return "kv_capacity"
 	case MaxModelLen:
 		return "max_model_len"
+	case MaxBatchedTokens:
+		return "max_batched_tokens"
 	}
 	return "unspecified"
 }
@@ -337,6 +342,13 @@ func (c *Config) ValidateSettings() error {
 		return fieldErr("max_model_len", "must be ≥ 0, got %d", c.MaxModelLen)
 	case c.MaxModelLen > 0 && c.Policy != VLLM:
 		return fieldErr("max_model_len", "only supported by the vllm backend")
+	case !c.ChunkedPrefill && c.Policy != SGLang && c.MaxModelLen > 0 && c.MaxBatchedTokens > 0 && c.MaxBatchedTokens < c.MaxModelLen:
+		// Issue 30 item 7: vLLM refuses this at start-up
+		// (vllm/config/scheduler.py, SchedulerConfig._verify_args: without
+		// chunked prefill max_num_batched_tokens must be ≥ max_model_len,
+		// else a ValueError), since a prompt longer than the budget could
+		// never be scheduled.
+		return fieldErr("max_batched_tokens", "must be ≥ scheduler.max_model_len (%d) with scheduler.chunked_prefill: false, got %d: a prompt longer than one pass's budget could never be prefilled (vLLM refuses this at start-up); turn chunked_prefill on, raise max_batched_tokens or lower max_model_len", c.MaxModelLen, c.MaxBatchedTokens)
 	case c.Tiers != nil && c.Policy == SGLang:
 		return fieldErr("tiers", "not supported by the sglang backend (KVBM's lower tiers attach to the vLLM/TensorRT-LLM core only)")
 	case c.Tiers != nil && c.G1 != KVBMG1:

@@ -25,8 +25,8 @@ func (c *Config) Fits(prompt, maxOutput int) Reason { return c.fits(prompt, maxO
 func (c *Config) FitsReserved(prompt, maxOutput int) Reason { return c.fits(prompt, maxOutput, true) }
 
 func (c *Config) fits(prompt, maxOutput int, reserved bool) Reason {
-	if c.MaxModelLen > 0 && prompt >= c.MaxModelLen && c.Policy != SGLang {
-		return MaxModelLen
+	if why := c.PromptReason(prompt); why != NotRejected {
+		return why
 	}
 	bs := max(c.BlockSize, 1)
 	pool := c.NumBlocks * bs
@@ -56,6 +56,40 @@ func (c *Config) fits(prompt, maxOutput int, reserved bool) Reason {
 	}
 	if (held+bs-1)/bs > c.NumBlocks {
 		return KVCapacity
+	}
+	return NotRejected
+}
+
+// PromptReason is why a prompt of n tokens is rejected whatever the pool
+// holds (NotRejected if it is not): MaxModelLen when it reaches
+// max_model_len, MaxBatchedTokens when chunked prefill is off and it is
+// longer than max_batched_tokens (vLLM/TensorRT-LLM cores; SGLang chunks by
+// its own sglang.chunked_prefill_size).
+//
+// Issue 30 item 7: such a prompt used to wait forever at the head of the
+// queue and the replay aborted ("worker 0 cannot make progress"). When the
+// config sets max_model_len, vLLM's own start-up rule (max_num_batched_tokens
+// ≥ max_model_len without chunked prefill, vllm/config/scheduler.py
+// SchedulerConfig._verify_args) is enforced at config time
+// (ValidateSettings), so this never fires. Without max_model_len the limit
+// is the model's context, which the simulator does not bound; there we
+// reject the request rather than refuse the run, because that is what the
+// refused vLLM config would come to, in vLLM's own words: it "effectively
+// limits the maximum sequence length to max_num_batched_tokens and makes
+// vLLM reject longer sequences" (as its front end rejects a prompt past
+// max_model_len: the request fails, the server keeps serving). A trace is
+// read as a stream, so refusing the whole run would need a second pass over
+// it, and one long prompt in a million would throw away every other
+// request's prediction; the report counts the rejected ones under
+// rejected_by_reason.max_batched_tokens instead.
+func (c *Config) PromptReason(n int) Reason {
+	switch {
+	case c.Policy == SGLang:
+		return NotRejected
+	case c.MaxModelLen > 0 && n >= c.MaxModelLen:
+		return MaxModelLen
+	case !c.ChunkedPrefill && c.MaxBatchedTokens > 0 && n > c.MaxBatchedTokens:
+		return MaxBatchedTokens
 	}
 	return NotRejected
 }

@@ -35,9 +35,11 @@ func (b *book) Reserve(r Request) (Reason, error) {
 	if err != nil {
 		return NotRejected, err
 	}
-	if b.cfg.MaxModelLen > 0 && s.promptLen >= b.cfg.MaxModelLen {
+	// A prompt no pass could recompute after a preemption is rejected as
+	// on the prefill side (Config.PromptReason).
+	if why := b.cfg.PromptReason(s.promptLen); why != NotRejected {
 		b.retire(s)
-		return MaxModelLen, nil
+		return why, nil
 	}
 	if s.knownBlocks(b.cfg.BlockSize) > b.cfg.NumBlocks {
 		b.retire(s)

@@ -139,9 +139,9 @@ func (c *Core) reject(s *seq) {
 	c.kv.Release(&s.lease)
 	c.live--
 	c.retire(s)
-	why := KVCapacity
-	if c.cfg.MaxModelLen > 0 && s.promptLen >= c.cfg.MaxModelLen {
-		why = MaxModelLen
+	why := c.cfg.PromptReason(s.promptLen)
+	if why == NotRejected {
+		why = KVCapacity
 	}
 	c.rejected = append(c.rejected, Signal{ID: s.id, Completed: true, Rejected: true, Reason: why, Cached: -1})
 	c.pass.Busy = true
@@ -326,11 +326,11 @@ const (
 // admission applies the capacity policy to the head of the waiting queue.
 func (c *Core) admission(s *seq) (decision, cost) {
 	bs, nb := c.cfg.BlockSize, c.cfg.NumBlocks
+	if c.cfg.PromptReason(s.promptLen) != NotRejected {
+		return reject, cost{} // max_model_len, or no pass could hold the prompt
+	}
 	if c.cfg.Policy == TRTLLM {
 		return c.admissionTRT(s)
-	}
-	if c.cfg.MaxModelLen > 0 && s.promptLen >= c.cfg.MaxModelLen {
-		return reject, cost{}
 	}
 	known := s.knownBlocks(bs)
 	if known > nb {

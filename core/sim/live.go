@@ -78,6 +78,8 @@ func (l *Live) Fits(prompt, maxOutput int) (engine.Reason, error) {
 		switch why {
 		case engine.MaxModelLen:
 			return why, fmt.Errorf("the prompt's %d tokens reach %s.scheduler.max_model_len (%d): predict rejects the request as %s", prompt, l.paths[i], ec.MaxModelLen, why)
+		case engine.MaxBatchedTokens:
+			return why, fmt.Errorf("the prompt's %d tokens are more than %s.scheduler.max_batched_tokens (%d) with scheduler.chunked_prefill: false, so no pass could prefill it: predict rejects the request as %s", prompt, l.paths[i], ec.MaxBatchedTokens, why)
 		case engine.KVCapacity:
 			return why, fmt.Errorf("a prompt of %d tokens and %d output tokens can never fit the KV cache of a worker of %s (%d blocks of %d tokens per DP rank): predict rejects the request as %s", prompt, maxOutput, l.paths[i], ec.NumBlocks, ec.BlockSize, why)
 		}

@@ -32,6 +32,10 @@ func TestLiveRejectsWhatPredictRejects(t *testing.T) {
 		"vllm direct":        fmt.Sprintf(dis, "vllm", "direct", 16, 8),
 		"sglang bootstrap":   fmt.Sprintf(dis, "sglang", "bootstrap", 1024, 512),
 		"sglang direct":      fmt.Sprintf(dis, "sglang", "direct", 1024, 512),
+
+		// Issue 30 item 7: without chunked prefill a prompt past the budget
+		// is rejected as max_batched_tokens.
+		"vllm chunked_prefill off": fmt.Sprintf(agg, "vllm", 8, "      scheduler: {chunked_prefill: false, max_batched_tokens: 300}\n"),
 	}
 	cases := [][2]int{{100, 412}, {100, 413}, {100, 414}, {299, 2}, {300, 1}, {500, 11}, {500, 12}, {500, 13},
 		{510, 1}, {511, 1}, {511, 2}, {512, 1}, {513, 1}, {1, 511}, {1, 512}}

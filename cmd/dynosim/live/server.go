@@ -324,6 +324,8 @@ func rejection(reason string) string {
 		return "the request can never fit the simulated KV cache (prompt plus max_tokens exceed every worker's pool)"
 	case "max_model_len":
 		return "the prompt reaches the model's max_model_len"
+	case "max_batched_tokens":
+		return "the prompt is longer than max_batched_tokens and chunked prefill is off: no pass could prefill it"
 	}
 	return "the engine rejected the request: " + reason
 }
