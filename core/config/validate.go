@@ -351,6 +351,13 @@ func (c *Config) validateRole(path string, r *Role) error {
 		if err := r.SGLang.validate(path); err != nil {
 			return err
 		}
+		// Issue 30 item 7: the SGLang core chunks by its own
+		// chunked_prefill_size (SGLang's --chunked-prefill-size; -1 there
+		// turns chunking off, which is not modelled), so the vLLM-style
+		// switch would be silently ignored.
+		if !r.Scheduler.ChunkedPrefill {
+			return fmt.Errorf("%s.scheduler.chunked_prefill: false is not modelled by the sglang backend: it chunks prompts by %s.sglang.chunked_prefill_size (set it above the longest prompt to prefill each in one pass)", path, path)
+		}
 	}
 	if err := c.validateTiers(path, r); err != nil {
 		return err

@@ -31,7 +31,8 @@ engine:
 // vllm/config/scheduler.py SchedulerConfig._verify_args) is refused naming
 // both keys, and without max_model_len each prompt past the budget is
 // rejected as max_batched_tokens while the others complete (the choice and
-// why: engine.Config.PromptReason).
+// why: engine.Config.PromptReason). The sglang backend, which chunks by its
+// own sglang.chunked_prefill_size, refuses the switch instead of ignoring it.
 func TestItem30_7ChunkedPrefillImpossible(t *testing.T) {
 	for _, tc := range []struct {
 		name                string
@@ -52,6 +53,11 @@ func TestItem30_7ChunkedPrefillImpossible(t *testing.T) {
 		{"vllm chunked prefill off, budget < max_model_len: refused",
 			[]string{"engine.workers.aggregated.scheduler.chunked_prefill=false", "engine.workers.aggregated.scheduler.max_model_len=8192"},
 			[]string{"engine.workers.aggregated.scheduler.max_batched_tokens: must be ≥ scheduler.max_model_len (8192)", "chunked_prefill: false", "got 2048"}, 0, 0},
+		{"sglang chunked prefill off: refused (it chunks by sglang.chunked_prefill_size)",
+			[]string{"engine.backend=sglang", "engine.workers.aggregated.scheduler.chunked_prefill=false"},
+			[]string{"engine.workers.aggregated.scheduler.chunked_prefill: false is not modelled by the sglang backend", "sglang.chunked_prefill_size"}, 0, 0},
+		{"sglang chunked prefill on: every prompt runs",
+			[]string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=1", "engine.workers.aggregated.kv_cache.capacity.blocks=65536"}, nil, 4, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Inputs{Config: []byte(item30_7Config), Sets: tc.sets, Trace: []byte(item30_7Trace), TraceName: "mixed.jsonl"}

@@ -36,7 +36,7 @@ var Sections = []string{
 type Outcomes struct {
 	Completed  int            `json:"completed"`
 	Rejected   int            `json:"rejected"`
-	RejectedBy map[string]int `json:"rejected_by_reason"` // kv_capacity | max_model_len
+	RejectedBy map[string]int `json:"rejected_by_reason"` // kv_capacity | max_model_len | max_batched_tokens
 	Unfinished int            `json:"unfinished"`         // arrived, no terminal outcome
 	StopReason string         `json:"stop_reason"`        // drained | max_virtual_time
 }
