@@ -246,9 +246,23 @@ func (c *SGLangCore) ceilPage(tokens int) int { return (tokens + c.page - 1) / c
 // prefix first, and requests that duplicate an earlier waiting request's
 // first 32 tokens without a cached prefix last, so one of them warms the
 // cache for the others.
+//
+// A request part-way through a chunked prefill is not sorted: SGLang keeps
+// it apart from the waiting queue (Scheduler.chunked_req) and adds its next
+// chunk before any waiting request (get_new_batch_prefill), so only the
+// queue behind it is ordered (python/sglang/srt/managers/scheduler.py,
+// schedule_policy.py SchedulePolicy.calc_priority). Sorting it with the
+// rest let a request with a longer cached prefix overtake it, leaving its
+// pages locked and its prefill half done.
 func (c *SGLangCore) sortLPM() {
 	w := c.waiting.items()
-	if len(w) > lpmMaxWaiting || len(w) < 2 {
+	if len(w) > lpmMaxWaiting {
+		return
+	}
+	for len(w) > 0 && c.midPrefill(w[0]) {
+		w = w[1:] // placeBatch pushed it to the front
+	}
+	if len(w) < 2 {
 		return
 	}
 	d := (lpmDupThreshold + c.page - 1) / c.page // pages
@@ -277,6 +291,12 @@ func (c *SGLangCore) sortLPM() {
 		}
 		return cmp.Compare(b.lpmPrefix, a.lpmPrefix)
 	})
+}
+
+// midPrefill says whether waiting request r is part-way through a chunked
+// prefill: it ran a chunk and was neither retracted nor released since.
+func (c *SGLangCore) midPrefill(r *seq) bool {
+	return !r.fresh && r.status == running && r.computed > 0 && r.computed < r.length
 }
 
 // admit forms the prefill batch (spec §3.5). It reports whether an
@@ -363,7 +383,16 @@ func (c *SGLangCore) startPrefill(r *seq, end, prefix int) {
 	r.computed = max(end, prefix)
 	computed := r.computed - prefix
 	c.publish(r, prefix/c.page, r.computed/c.page)
-	p.Admissions = append(p.Admissions, Admission{ID: r.id, Reused: prefix, Again: r.status == preempted})
+	// An admission is reported once per request, and again after a
+	// retraction (as the vLLM core reports a preempted request's). A next
+	// chunk of a chunked prefill is not one: it matches the request's own
+	// earlier chunks in the tree, which is not prompt served from the
+	// cache (issue 30 item 6: it made the headline reuse 0.76 on a trace
+	// that can reuse 0.08). SGLang's own cache_hit_rate does count every
+	// chunk's match; that figure stays in Counters.CacheHitTokens.
+	if r.fresh || r.status == preempted {
+		p.Admissions = append(p.Admissions, Admission{ID: r.id, Reused: min(prefix, r.promptLen), Again: r.status == preempted})
+	}
 	if r.fresh {
 		r.cachedPrefix, r.fresh = prefix, false
 	}

@@ -135,7 +135,7 @@ func TestSummaryKeysAreSchema(t *testing.T) {
 	c.Token(id, ms(2), ms(2))
 	c.Terminal(id, ms(2), "")
 	info := RunInfo{
-		Workers:  []WorkerStats{{}, {}},
+		Workers:  []WorkerStats{{CacheHitTokens: 1, CacheTokens: 2}, {}}, // an SGLang prefill: sglang_cache_hit_ratio
 		Pools:    []PoolInfo{{Name: "prefill", Workers: 1, GPUsPerWorker: 1}, {Name: "decode", Workers: 1, GPUsPerWorker: 1}},
 		ClockEnd: ms(2), SLA: SLA{TTFTMs: 1}, Planner: &PlannerReport{}, Transfer: &TransferInfo{},
 	}

@@ -196,7 +196,7 @@ func Build(c *Collector, info RunInfo) *Report {
 	if info.Transfer != nil {
 		r.KVTransfer = buildTransfer(c, info.Transfer, s)
 	}
-	s[schema.NumPreemptions] = float64(buildEngine(r))
+	s[schema.NumPreemptions] = float64(buildEngine(r, s))
 	if info.SLA != (SLA{}) {
 		s[schema.GoodputCompletedRequests] = float64(t.good)
 		s[schema.GoodputRequestThroughputRPS] = float64(t.good) / durS
@@ -315,8 +315,9 @@ func (t *tally) putDists(s Summary, c *Collector) {
 }
 
 // buildEngine sums the workers' engine counters into the engine section
-// and returns their preemptions.
-func buildEngine(r *Report) (preempt int) {
+// (and SGLang's own cache-hit ratio into the summary s) and returns their
+// preemptions.
+func buildEngine(r *Report, s Summary) (preempt int) {
 	hit, tot, acc, fwd := 0, 0, 0, 0
 	for _, w := range r.Workers {
 		preempt += w.Preemptions
@@ -327,6 +328,9 @@ func buildEngine(r *Report) (preempt int) {
 	// The engine section keeps 0 for "none" (no SGLang prefill, no decode).
 	if tot > 0 {
 		r.Engine.CacheHitRatio = ratio(hit, tot)
+		// Only SGLang prefills count these: other runs write no key, as
+		// runs without an SLA write no goodput (issue 30 item 6).
+		s[schema.SGLangCacheHitRatio] = r.Engine.CacheHitRatio
 	}
 	if fwd > 0 {
 		r.Engine.MeanAcceptLength = ratio(acc, fwd)

@@ -35,5 +35,5 @@ func Example() {
 	// p99_ttft_ms 41.5
 	// completed_requests 3 drained
 	// machine-dependent: wall_time_ms
-	// 105 summary keys
+	// 106 summary keys
 }

@@ -23,8 +23,9 @@ const (
 	OutputThroughputTokS = "output_throughput_tok_s"
 	TotalThroughputTokS  = "total_throughput_tok_s"
 
-	PrefixCacheReusedRatio      = "prefix_cache_reused_ratio"
+	PrefixCacheReusedRatio      = "prefix_cache_reused_ratio" // every engine: cached prompt tokens at admission, once per request
 	FirstAdmissionReusedRatio   = "first_admission_prefix_cache_reused_ratio"
+	SGLangCacheHitRatio         = "sglang_cache_hit_ratio" // SGLang runs only: its cache_hit_rate, over every prefill chunk
 	RouterEstimatedOverlapRatio = "router_estimated_overlap_ratio"
 	MeanRouterQueueMs           = "mean_router_queue_ms"
 	GoodputCompletedRequests    = "goodput_completed_requests"      // only with an SLA
@@ -51,7 +52,7 @@ var Scalars = []string{
 	NumRequests, CompletedRequests, RejectedRequests, UnfinishedRequests, NumPreemptions,
 	TotalInputTokens, TotalOutputTokens, DurationMs,
 	RequestThroughputRPS, InputThroughputTokS, OutputThroughputTokS, TotalThroughputTokS,
-	PrefixCacheReusedRatio, FirstAdmissionReusedRatio, RouterEstimatedOverlapRatio, MeanRouterQueueMs,
+	PrefixCacheReusedRatio, FirstAdmissionReusedRatio, SGLangCacheHitRatio, RouterEstimatedOverlapRatio, MeanRouterQueueMs,
 	GoodputCompletedRequests, GoodputRequestThroughputRPS, GoodputOutputThroughputTokS,
 	KVTransferHandoffs, KVTransferBytes, MeanKVTransferMs,
 	PrefillWorkerSeconds, PrefillGPUsPerWorker, DecodeWorkerSeconds, DecodeGPUsPerWorker,
