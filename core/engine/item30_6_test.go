@@ -6,9 +6,10 @@ import (
 )
 
 // Issue 30 item 6: a chunked prompt is admitted once. Its next chunks find
-// its own earlier chunks in the tree; that is SGLang's cache_hit_rate
-// (Counters.CacheHitTokens), not prompt served from the cache, so the
-// admission reports only the prefix shared with earlier requests.
+// its own earlier chunks in the tree; the reference mocker's
+// sglang_cache_hit_tokens (Counters.CacheHitTokens) counts those, but they
+// are not prompt served from the cache, so the admission reports only the
+// prefix shared with earlier requests.
 func TestItem30_6SGLangChunkedPromptAdmittedOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -40,7 +41,7 @@ func TestItem30_6SGLangChunkedPromptAdmittedOnce(t *testing.T) {
 			if len(adm) != 1 || adm[0].Reused != int(tc.shared) || adm[0].Again {
 				t.Fatalf("admissions %+v, want one reusing %d", adm, tc.shared)
 			}
-			// The engine-native figure still counts every chunk's match.
+			// The reference's engine figure still counts every chunk's match.
 			if hit <= int(tc.shared) {
 				t.Fatalf("cache-hit tokens %d, want more than the shared %d (later chunks hit their own)", hit, tc.shared)
 			}

@@ -388,8 +388,10 @@ func (c *SGLangCore) startPrefill(r *seq, end, prefix int) {
 	// chunk of a chunked prefill is not one: it matches the request's own
 	// earlier chunks in the tree, which is not prompt served from the
 	// cache (issue 30 item 6: it made the headline reuse 0.76 on a trace
-	// that can reuse 0.08). SGLang's own cache_hit_rate does count every
-	// chunk's match; that figure stays in Counters.CacheHitTokens.
+	// that can reuse 0.08). The reference mocker's sglang_cache_hit_tokens
+	// does count every chunk's match (mocker.md §3.5); that figure stays in
+	// Counters.CacheHitTokens. (SGLang's own PrefillAdder.add_chunked_req
+	// logs a next chunk with 0 hit tokens: its cache_hit_rate does not.)
 	if r.fresh || r.status == preempted {
 		p.Admissions = append(p.Admissions, Admission{ID: r.id, Reused: min(prefix, r.promptLen), Again: r.status == preempted})
 	}

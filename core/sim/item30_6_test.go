@@ -74,9 +74,10 @@ engine:
 // one worker, the headline prefix_cache_reused_ratio stays within what the
 // trace can reuse at all (0.081), for SGLang as for vLLM: prompt tokens
 // served from the cache at admission, once per request. It was 0.758 for
-// SGLang, whose chunked prompts counted their own earlier chunks. SGLang's
-// own figure (cache_hit_rate, every chunk) stays under
-// sglang_cache_hit_ratio, which only SGLang runs write.
+// SGLang, whose chunked prompts counted their own earlier chunks. The
+// engine figure that counts every chunk's match (the reference mocker's
+// sglang_cache_hit_tokens / total) stays under sglang_cache_hit_ratio, which
+// only SGLang runs write.
 func TestItem30_6SGLangReuseWithinTraceBound(t *testing.T) {
 	trace := firstLines(testTrace(t), 300)
 	bound := reuseBound(t, trace)

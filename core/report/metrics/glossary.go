@@ -25,7 +25,7 @@ var terms = []Term{
 	{"SLA", "evaluation.sla: the bounds goodput is measured against (ttft_ms, itl_ms, or e2e_ms alone)."},
 	{"Output throughput per GPU", "Output tokens per simulated second divided by the GPUs the deployment uses (every pool's workers × GPUs per worker)."},
 	{"Prefix reuse", "prefix_cache_reused_ratio: prompt tokens served from the prefix cache over all prompt tokens, at each request's largest admission. The same for every engine: a chunked prefill's later chunks are not admissions (they find the request's own earlier chunks)."},
-	{"SGLang cache hit", "sglang_cache_hit_ratio (SGLang runs only): SGLang's own cache_hit_rate, cached over all tokens of every prefill chunk, so a long prompt's later chunks count its own earlier ones; it can far exceed prefix reuse."},
+	{"SGLang cache hit", "sglang_cache_hit_ratio (SGLang runs only): the reference mocker's sglang_cache_hit_tokens over sglang_cache_total_tokens, cached over all tokens of every prefill chunk, so a long prompt's later chunks count its own earlier ones and it can far exceed prefix reuse (SGLang's own cache_hit_rate counts a next chunk with no hit tokens)."},
 	{"First-admission reuse", "first_admission_prefix_cache_reused_ratio: the same at each request's first admission only; a preempted request re-admitted later reuses its own blocks, which is not prefix sharing."},
 	{"Preemption", "vLLM frees a running request's KV blocks when the pool is full and recomputes it later (SGLang: retraction). Many preemptions mean the KV cache is too small for the load."},
 	{"KV cache usage", "Active blocks over the pool's blocks, per worker, after each pass's scheduling."},

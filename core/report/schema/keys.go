@@ -25,7 +25,7 @@ const (
 
 	PrefixCacheReusedRatio      = "prefix_cache_reused_ratio" // every engine: cached prompt tokens at admission, once per request
 	FirstAdmissionReusedRatio   = "first_admission_prefix_cache_reused_ratio"
-	SGLangCacheHitRatio         = "sglang_cache_hit_ratio" // SGLang runs only: its cache_hit_rate, over every prefill chunk
+	SGLangCacheHitRatio         = "sglang_cache_hit_ratio" // SGLang runs only: the reference mocker's hit / total tokens over every prefill chunk
 	RouterEstimatedOverlapRatio = "router_estimated_overlap_ratio"
 	MeanRouterQueueMs           = "mean_router_queue_ms"
 	GoodputCompletedRequests    = "goodput_completed_requests"      // only with an SLA
