@@ -48,7 +48,7 @@ func (s *SGLang) validate(path string) error {
 // §6.5), under engine.speculation: every decode forward of a request emits
 // 1 + (leading accepted drafts) tokens.
 type Speculation struct {
-	Kind                 string    `yaml:"kind" json:"kind"`                                     // none | mtp | eagle (both burst sampling)
+	Kind                 string    `yaml:"kind" json:"kind"`                                     // none | mtp | eagle (a 1-layer head drafts) | ngram (CPU prompt lookup drafts); core/sim prices each
 	NumSpeculativeTokens int       `yaml:"num_speculative_tokens" json:"num_speculative_tokens"` // drafts per forward, 1..5
 	AcceptanceRates      []float64 `yaml:"acceptance_rates" json:"acceptance_rates"`             // conditional, each in [0,1]; padded with 0 / truncated
 	Seed                 uint64    `yaml:"seed" json:"seed"`                                     // per-worker/rank streams derive from it
@@ -68,9 +68,11 @@ func (s *Speculation) validate() error {
 	switch s.Kind {
 	case "none":
 		return nil
-	case "mtp", "eagle":
+	case "mtp", "eagle", "ngram":
 	default:
-		return fmt.Errorf("%s.kind: must be one of none, mtp, eagle, got %q", p, s.Kind)
+		// draft_model (a separate draft LLM) is not modelled yet: refused
+		// rather than priced as something it is not (issue 30 item 4).
+		return fmt.Errorf("%s.kind: must be one of none, mtp, eagle, ngram, got %q", p, s.Kind)
 	}
 	if _, err := engine.NormalizeAcceptRates(s.NumSpeculativeTokens, s.AcceptanceRates); err != nil {
 		return engineErr(p, err)

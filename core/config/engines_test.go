@@ -19,6 +19,11 @@ func TestEngineBlocks(t *testing.T) {
 		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 2, acceptance_rates: [.nan]}}`, "acceptance_rates[0]"},
 		{`engine: {speculation: {kind: mtp, num_speculative_tokens: 1}, workers: {aggregated: {timing: {decode_speedup: 2}}}}`, "engine.workers.aggregated.timing.decode_speedup: must be 1 with speculative decoding"},
 		{`engine: {speculation: {kind: medusa}}`, "speculation.kind"},
+		// Issue 30 item 4: ngram (verification only) is a kind; a separate
+		// draft model is not modelled, so it is refused, naming the key.
+		{`engine: {speculation: {kind: ngram, num_speculative_tokens: 3}}`, ""},
+		{`engine: {speculation: {kind: eagle, num_speculative_tokens: 3}}`, ""},
+		{`engine: {speculation: {kind: draft_model, num_speculative_tokens: 3}}`, "engine.speculation.kind: must be one of none, mtp, eagle, ngram"},
 		{`engine: {mode: disaggregated, backend: trtllm}`, "not supported with backend trtllm"},
 		{`engine: {workers: {aggregated: {kv_cache: {g1_backend: kvbm}}}}`, ""},
 	} {

@@ -156,12 +156,18 @@ func (c *Core) price(n, kv int) timing.Time {
 	if c.mixed != nil && prefills && c.isl() > c.prefix() && n > 0 {
 		// One forward over the prefill chunks and the decode tokens (vLLM
 		// V1 and TRT-LLM batch them together): the weights stream once.
+		if c.spec != nil { // drafts and k+1 verify tokens (spec.go)
+			return c.spec.mixedTime(c.cfg.Scale, c.mixed, c.batchCount, c.isl(), c.prefix(), n, kv, c.cfg.NumBlocks*c.cfg.BlockSize)
+		}
 		return c.cfg.Scale.Mixed(c.mixed, c.batchCount, c.isl(), c.prefix(), n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
 	}
 	if prefills {
 		pass = c.cfg.Scale.Prefill(c.cfg.Model, c.batchCount, c.isl(), c.prefix())
 	}
-	if n > 0 {
+	switch {
+	case n > 0 && c.spec != nil:
+		pass += c.spec.decodeTime(c.cfg.Scale, c.cfg.Model, n, kv, c.cfg.NumBlocks*c.cfg.BlockSize)
+	case n > 0:
 		pass += c.cfg.Scale.Decode(c.cfg.Model, n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
 	}
 	return pass

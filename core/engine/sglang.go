@@ -475,7 +475,12 @@ func (c *SGLangCore) decode() timing.Time {
 	}
 	p.FPM.DecodeRequests = n
 	p.FPM.DecodeKVTokens = total
-	d := c.cfg.Scale.Decode(c.cfg.Model, n, total, total/n, c.total*c.page)
+	var d timing.Time
+	if c.spec != nil { // drafts and k+1 verify tokens (spec.go)
+		d = c.spec.decodeTime(c.cfg.Scale, c.cfg.Model, n, total, c.total*c.page)
+	} else {
+		d = c.cfg.Scale.Decode(c.cfg.Model, n, total, total/n, c.total*c.page)
+	}
 	anyDone := c.book.decode(c.running, c.burstLimit, &p.Signals)
 	c.pool.Free(c.reserve...)
 	c.reserve = c.reserve[:0]

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/dynosim/dynosim-web/timing"
 )
 
 // Speculation configures MTP/Eagle-style speculative decoding as burst
@@ -22,6 +24,12 @@ type Speculation struct {
 	// Seed seeds the per-rank sampling stream; each rank mixes in its own
 	// output-token seed so workers and ranks draw independent streams.
 	Seed uint64
+	// DraftRatio is the cost of one draft step over that of a target
+	// decode step at the same batch (timing.DraftRatio): about 0.1 for an
+	// EAGLE/MTP head on an 8B model, 0 for the n-gram proposer, which runs
+	// on the CPU. Each pass runs NextN draft steps and verifies NextN+1
+	// tokens per sequence (issue 30 item 4, price in this file).
+	DraftRatio float64
 }
 
 // DefaultAcceptRates are the reference's default conditional accept rates.
@@ -69,10 +77,35 @@ func ParseAcceptRates(nextn int, s string) ([]float64, error) {
 	return NormalizeAcceptRates(nextn, rates)
 }
 
+// MaxDraftRatio bounds Speculation.DraftRatio: a draft step dearer than
+// the target's own step would never pay off.
+const MaxDraftRatio = 1.0
+
+// decodeTime prices the decode step of n sequences over kv context tokens
+// (pool of total tokens) under speculation: the proposer's NextN draft
+// steps, then the target's forward verifying NextN+1 tokens per sequence
+// (timing/spec.go names vLLM's sources). At 0 % acceptance a pass emits
+// one token and costs more than a plain decode step; at 100 % it emits
+// NextN+1 tokens for the price of one verify and the drafts.
+func (s *sampler) decodeTime(sc timing.Scale, m timing.Model, n, kv, total int) timing.Time {
+	k := len(s.rates)
+	return sc.Draft(m, n, k, s.ratio, kv, total) + sc.Verify(m, n, k, kv, total)
+}
+
+// mixedTime is decodeTime inside a mixed pass (vLLM V1 batches prefill
+// chunks with decode tokens): the verify tokens ride in the one forward as
+// n×(NextN+1) decode tokens; the drafts run after it.
+func (s *sampler) mixedTime(sc timing.Scale, m timing.Mixed, batch, isl, prefix, n, kv, total int) timing.Time {
+	k := len(s.rates)
+	vkv := kv + n*k
+	return sc.Draft(m, n, k, s.ratio, kv, total) + sc.Mixed(m, batch, isl, prefix, n*(k+1), vkv, vkv/n, total)
+}
+
 // sampler draws speculative bursts from its own PCG stream, so enabling
 // speculation does not shift the output-token stream.
 type sampler struct {
 	rates []float64
+	ratio float64 // Speculation.DraftRatio
 	rng   *rand.Rand
 }
 
@@ -84,7 +117,10 @@ func newSampler(s Speculation, rankSeed uint64) (*sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sampler{rates: rates, rng: rand.New(rand.NewPCG(s.Seed, rankSeed^0x7370656364656364))}, nil // "specdecd"
+	if !(s.DraftRatio >= 0 && s.DraftRatio <= MaxDraftRatio) {
+		return nil, fieldErr("speculation.draft_ratio", "must be in [0, %v], got %v", MaxDraftRatio, s.DraftRatio)
+	}
+	return &sampler{rates: rates, ratio: s.DraftRatio, rng: rand.New(rand.NewPCG(s.Seed, rankSeed^0x7370656364656364))}, nil // "specdecd"
 }
 
 // burst returns how many tokens a request with remaining outputs emits in

@@ -25,10 +25,26 @@ func timingAndCapacity(cfg *config.Config, p string, role *config.Role, in Input
 	if err := setTiming(p, role, in, roof, ec); err != nil {
 		return nil, err
 	}
+	ec.Spec.DraftRatio = draftRatio(cfg.Engine.Speculation.Kind, roof.Model)
 	if err := sizePool(p, role, roof, wl, ec); err != nil {
 		return nil, err
 	}
 	return roof, nil
+}
+
+// draftRatio is the cost of one draft step of the speculation kind over a
+// target decode step (issue 30 item 4; timing/spec.go). EAGLE's draft head
+// is one decoder layer (vLLM's EAGLE/EAGLE-3 heads, e.g.
+// yuhuili/EAGLE-LLaMA3.1-Instruct-8B: num_hidden_layers 1); DeepSeek's MTP
+// module is one layer too (num_nextn_predict_layers: 1, reused for every
+// draft by vLLM's deepseek_mtp.py). vLLM's n-gram proposer matches the
+// prompt on the CPU: no GPU draft work, verification only.
+func draftRatio(kind string, m timing.ModelSpec) float64 {
+	switch kind {
+	case "eagle", "mtp":
+		return timing.DraftRatio(m, 1)
+	}
+	return 0
 }
 
 // buildRoofline is the roofline model of the role's layout on its GPU (the
