@@ -90,7 +90,7 @@ type driver struct {
 	streams map[uint64]*stream
 	met     *metrics.Metrics
 	hub     *kvevents.Hub
-	preempt [][]int // per worker and rank: preemptions already counted
+	seen    [][]seen // per worker and rank: the counters already exported
 	// submitting is the stream whose Submit is under way (Arrived takes it).
 	submitting *stream
 
@@ -227,12 +227,12 @@ func (d *driver) PassEnded(w int, p *engine.Pass) {
 
 // gauges sets worker w's gauges to its ranks' load.
 func (d *driver) gauges(w int) {
-	for len(d.preempt) <= w {
-		d.preempt = append(d.preempt, nil)
+	for len(d.seen) <= w {
+		d.seen = append(d.seen, nil)
 	}
 	ranks := d.live.Worker(w).Ranks
-	if len(d.preempt[w]) < len(ranks) {
-		d.preempt[w] = make([]int, len(ranks))
+	if len(d.seen[w]) < len(ranks) {
+		d.seen[w] = make([]seen, len(ranks))
 	}
 	for r, rk := range ranks {
 		m := rk.Metrics()
@@ -241,12 +241,23 @@ func (d *driver) gauges(w int) {
 			usage = float64(m.ActiveBlocks) / float64(m.TotalBlocks)
 		}
 		d.met.SetLoad(w, r, m.Running, m.Waiting, usage)
-		if n := m.Preemptions - d.preempt[w][r]; n > 0 {
+		was := &d.seen[w][r]
+		if n := m.Preemptions - was.preemptions; n > 0 {
 			d.met.Preempted(w, r, n)
-			d.preempt[w][r] = m.Preemptions
+			was.preemptions = m.Preemptions
+		}
+		if k := d.live.Engine.Spec.NextN; k > 0 && m.DecodeForwards > was.forwards {
+			// Each request-forward proposed k drafts and emitted 1 + the
+			// accepted ones (issue 30 item 4: vLLM's spec_decode counters).
+			f, emitted := m.DecodeForwards-was.forwards, m.AcceptedTokens-was.emitted
+			d.met.SpecDecode(w, r, f, f*k, emitted-f)
+			was.forwards, was.emitted = m.DecodeForwards, m.AcceptedTokens
 		}
 	}
 }
+
+// seen is what a rank's cumulative counters were when last exported.
+type seen struct{ preemptions, forwards, emitted int }
 
 // Routed implements replay.Observer: a disaggregated request streams from
 // its decode worker, routed last.

@@ -180,6 +180,7 @@ type observer interface {
 	firstToken(ttft, queue, prefill float64)
 	token(gap float64)
 	finished(r Request)
+	specDecode(drafts, draftTokens, accepted float64)
 }
 
 // New returns the metrics of one dynosim live deployment serving model with
@@ -260,6 +261,24 @@ func (m *Metrics) Preempted(worker, rank, n int) {
 	m.mu.Lock()
 	if o := m.at(worker, rank); o != nil {
 		o.preempted(float64(n))
+	}
+	m.mu.Unlock()
+}
+
+// SpecDecode counts a rank's speculative decoding since its last call
+// (issue 30 item 4): drafts proposals (one per request per decode
+// forward), draftTokens tokens proposed in them and accepted of those.
+// Accepted is clamped to [0, draftTokens]; a call without drafts is
+// ignored, so a deployment without speculation exports no such series
+// (vLLM registers them only with a speculative config).
+func (m *Metrics) SpecDecode(worker, rank, drafts, draftTokens, accepted int) {
+	if m == nil || drafts <= 0 || draftTokens <= 0 {
+		return
+	}
+	accepted = min(max(accepted, 0), draftTokens)
+	m.mu.Lock()
+	if o := m.at(worker, rank); o != nil {
+		o.specDecode(float64(drafts), float64(draftTokens), float64(accepted))
 	}
 	m.mu.Unlock()
 }

@@ -160,6 +160,10 @@ func (r *sglangRank) firstToken(ttft, queue, _ float64) {
 
 func (r *sglangRank) token(gap float64) { observe(r.itl, gap) }
 
+// specDecode: the vllm:spec_decode_* counters have no sglang:* counterpart
+// here (SGLang reports a spec_accept_length gauge, not exported yet).
+func (r *sglangRank) specDecode(_, _, _ float64) {}
+
 func (r *sglangRank) finished(q Request) {
 	r.requests.Inc()
 	if q.Reason == "abort" {

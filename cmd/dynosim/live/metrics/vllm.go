@@ -37,6 +37,12 @@ import (
 //     vllm:request_time_per_output_token_seconds, vllm:request_prompt_tokens,
 //     vllm:request_generation_tokens, vllm:request_max_num_generation_tokens,
 //     vllm:request_params_max_tokens.
+//   - SpecDecode: vllm:spec_decode_num_drafts_total,
+//     vllm:spec_decode_num_draft_tokens_total and
+//     vllm:spec_decode_num_accepted_tokens_total (vLLM V1's SpecDecodingProm,
+//     vllm/v1/spec_decode/metrics.py: counters, so exposed with _total).
+//     Their series appear with the first speculative forward: vLLM creates
+//     them only when speculative decoding is configured.
 //
 // vllm:time_per_output_token_seconds: in vLLM v1 this was always a per-token
 // histogram, observed with each inter-token gap; v0.11 renamed it
@@ -58,8 +64,9 @@ type vllmFamily struct {
 
 	running, waiting, kvUsage, cacheInfo *prometheus.GaugeVec
 
-	prefixQueries, prefixHits, preemptions *prometheus.CounterVec
-	promptTokens, genTokens, success       *prometheus.CounterVec
+	prefixQueries, prefixHits, preemptions    *prometheus.CounterVec
+	promptTokens, genTokens, success          *prometheus.CounterVec
+	specDrafts, specDraftTokens, specAccepted *prometheus.CounterVec
 
 	ttft, itl, tpot, reqTPOT                *prometheus.HistogramVec
 	e2e, queue, prefill, decode, inference  *prometheus.HistogramVec
@@ -103,6 +110,10 @@ func newVLLM(model string, cache Cache) *vllmFamily {
 		genTokens:     counter("vllm:generation_tokens_total", "Tokens generated."),
 		success:       counter("vllm:request_success_total", "Requests finished, by finish reason.", "finished_reason"),
 
+		specDrafts:      counter("vllm:spec_decode_num_drafts_total", "Speculative proposals: one per request per decode forward."),
+		specDraftTokens: counter("vllm:spec_decode_num_draft_tokens_total", "Draft tokens proposed."),
+		specAccepted:    counter("vllm:spec_decode_num_accepted_tokens_total", "Draft tokens accepted by verification."),
+
 		ttft:    hist("vllm:time_to_first_token_seconds", "Time from arrival to the first token, in seconds.", vllmTTFTBuckets),
 		itl:     hist("vllm:inter_token_latency_seconds", "Time between consecutive tokens of a request, in seconds.", vllmTokenLatencyBuckets),
 		tpot:    hist("vllm:time_per_output_token_seconds", "Deprecated alias of vllm:inter_token_latency_seconds.", vllmTokenLatencyBuckets),
@@ -126,6 +137,7 @@ func (f *vllmFamily) vecs() []*prometheus.MetricVec {
 		f.running.MetricVec, f.waiting.MetricVec, f.kvUsage.MetricVec, f.cacheInfo.MetricVec,
 		f.prefixQueries.MetricVec, f.prefixHits.MetricVec, f.preemptions.MetricVec,
 		f.promptTokens.MetricVec, f.genTokens.MetricVec, f.success.MetricVec,
+		f.specDrafts.MetricVec, f.specDraftTokens.MetricVec, f.specAccepted.MetricVec,
 		f.ttft.MetricVec, f.itl.MetricVec, f.tpot.MetricVec, f.reqTPOT.MetricVec,
 		f.e2e.MetricVec, f.queue.MetricVec, f.prefill.MetricVec, f.decode.MetricVec, f.inference.MetricVec,
 		f.promptHist.MetricVec, f.genHist.MetricVec, f.maxGenHist.MetricVec, f.maxTok.MetricVec,
@@ -141,6 +153,8 @@ type vllmRank struct {
 
 	prefixQueries, prefixHits, preemptions, promptTokens, genTokens prometheus.Counter
 	success                                                         map[string]prometheus.Counter
+	// spec holds the speculative-decoding counters, bound on first use.
+	spec *[3]prometheus.Counter
 
 	ttft, itl, tpot, reqTPOT, e2e, queue, prefill, decode, inference prometheus.Observer
 	promptHist, genHist, maxGenHist, maxTok                          prometheus.Observer
@@ -211,6 +225,16 @@ func (r *vllmRank) finished(q Request) {
 	if q.MaxTokens > 0 {
 		r.maxTok.Observe(float64(q.MaxTokens))
 	}
+}
+
+func (r *vllmRank) specDecode(drafts, draftTokens, accepted float64) {
+	if r.spec == nil {
+		f, l := r.f, r.labels
+		r.spec = &[3]prometheus.Counter{f.specDrafts.WithLabelValues(l...), f.specDraftTokens.WithLabelValues(l...), f.specAccepted.WithLabelValues(l...)}
+	}
+	r.spec[0].Add(drafts)
+	r.spec[1].Add(draftTokens)
+	r.spec[2].Add(accepted)
 }
 
 // reason returns the success counter of a finish reason, creating series for
