@@ -96,7 +96,7 @@ func groupOf(k, mode string) string {
 	case strings.Contains(k, "ttft") || strings.Contains(k, "ttst") || strings.Contains(k, "itl_") ||
 		strings.Contains(k, "tpot") || strings.Contains(k, "e2e_latency"):
 		return "Latency"
-	case strings.Contains(k, "prefix_cache") || strings.Contains(k, "overlap") || strings.HasPrefix(k, "kv_"):
+	case strings.Contains(k, "cache") || strings.Contains(k, "overlap") || strings.HasPrefix(k, "kv_"):
 		return "Cache"
 	case k == schema.NumPreemptions || strings.Contains(k, "router_queue") || k == schema.RejectedRequests || k == schema.UnfinishedRequests:
 		return "Scheduling"

@@ -68,12 +68,12 @@ func rowsByKey(groups []SummaryGroup) (map[string]SummaryRow, map[string]string)
 // row, and compared with the baseline.
 func TestSummaryGroups(t *testing.T) {
 	cur := map[string]float64{"zeta": 1, schema.TTFT.Key(schema.Mean): 12.5, schema.NumRequests: 10, schema.DurationMs: 3542951.227,
-		schema.GoodputRequestThroughputRPS: 1.5, schema.PrefixCacheReusedRatio: 0.0547, schema.NumPreemptions: 2,
+		schema.GoodputRequestThroughputRPS: 1.5, schema.PrefixCacheReusedRatio: 0.0547, schema.SGLangCacheHitRatio: 0.66, schema.NumPreemptions: 2,
 		schema.OutputThroughputTokS: 1026.6, schema.KVTransferBytes: 1 << 30, schema.WallTimeMs: 200}
 	groups, speed := summaryGroups(cur, map[string]float64{schema.TTFT.Key(schema.Mean): 10, schema.NumRequests: 10, schema.WallTimeMs: 100}, "disaggregated")
 	rows, group := rowsByKey(groups)
 	for k, want := range map[string]string{schema.TTFT.Key(schema.Mean): "Latency", schema.OutputThroughputTokS: "Throughput",
-		schema.PrefixCacheReusedRatio: "Cache", schema.NumPreemptions: "Scheduling", schema.GoodputRequestThroughputRPS: "SLA (goodput)",
+		schema.PrefixCacheReusedRatio: "Cache", schema.SGLangCacheHitRatio: "Cache", schema.NumPreemptions: "Scheduling", schema.GoodputRequestThroughputRPS: "SLA (goodput)",
 		schema.KVTransferBytes: "Disaggregation", "zeta": "Other", schema.NumRequests: "Other"} {
 		if group[k] != want {
 			t.Errorf("%s in group %q, want %q", k, group[k], want)

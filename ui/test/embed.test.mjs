@@ -113,8 +113,12 @@ test("the embed demo runs every simulator cross-origin under a strict host CSP",
   assert.ok(results["prefix-kv-router"].prefix_cache_reused_ratio > results["prefix-round-robin"].prefix_cache_reused_ratio,
     "kv_router reuses more of the prefixes than round robin");
   assert.ok(results["prefix-kv-router"].mean_ttft_ms < results["prefix-round-robin"].mean_ttft_ms, "and lowers TTFT");
-  assert.ok(results["engine-sglang"].prefix_cache_reused_ratio !== results["engine-vllm"].prefix_cache_reused_ratio,
-    "the engines differ");
+  // Both engines reuse the trace's whole 512-token blocks, so their headline
+  // reuse agrees; they differ in scheduling and step time (TTFT), and only
+  // SGLang reports its own every-chunk cache hit ratio.
+  assert.ok(results["engine-sglang"].mean_ttft_ms !== results["engine-vllm"].mean_ttft_ms, "the engines' TTFT differs");
+  assert.ok(results["engine-sglang"].sglang_cache_hit_ratio > 0, "SGLang reports sglang_cache_hit_ratio");
+  assert.equal(results["engine-vllm"].sglang_cache_hit_ratio, undefined, "vLLM does not");
 
   // Screenshots: laid out at 1280×800 and 390×844, then captured with the
   // viewport as tall as the document (same width, so the same layout):
