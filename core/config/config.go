@@ -75,6 +75,13 @@ type Engine struct {
 	// bf16, fp16, fp8 or fp4 (vLLM --quantization, TRT-LLM quant_algo).
 	DType   string  `yaml:"dtype" json:"dtype"`
 	Workers Workers `yaml:"workers" json:"workers"`
+	// Semantics chooses between following the real engines (real, the
+	// default) and reproducing the reference mocker exactly (mocker): see
+	// ../shared/spec/README.md "Decisions". Under real, the attention-data
+	// ranks of a dense model are independent engines (vLLM's dense data
+	// parallelism); under mocker every DP worker steps its ranks in
+	// lock-step, ending at the slowest rank (mocker.md).
+	Semantics string `yaml:"semantics" json:"semantics"`
 	// KVTransfer is the prefill→decode handoff (disaggregated mode only).
 	KVTransfer KVTransfer `yaml:"kv_transfer" json:"kv_transfer"`
 
@@ -261,7 +268,7 @@ func Default() Config {
 			Load:   Load{Speedup: 1, Concurrency: 10, Seed: 42},
 		},
 		Engine: Engine{
-			Mode: "aggregated", Backend: "vllm", Model: "llama-3.1-8b", Hardware: "h100_sxm", DType: "auto",
+			Mode: "aggregated", Backend: "vllm", Model: "llama-3.1-8b", Hardware: "h100_sxm", DType: "auto", Semantics: "real",
 			Workers:     Workers{Aggregated: role(engine.DefaultMaxSeqs), Prefill: role(1), Decode: role(engine.DefaultMaxSeqs)},
 			KVTransfer:  KVTransfer{Handoff: "bootstrap", BytesPerToken: "auto", TimingMode: "destination_missing"},
 			Speculation: DefaultSpeculation(),

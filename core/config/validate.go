@@ -74,6 +74,7 @@ func (c *Config) validateChoices() error {
 		oneOf("traffic.source.type", t.Source.Type, "synthetic", "trace"),
 		oneOf("traffic.source.format", t.Source.Format, "mooncake", "azure"),
 		oneOf("engine.mode", c.Engine.Mode, "aggregated", "disaggregated"),
+		oneOf("engine.semantics", c.Engine.Semantics, "real", "mocker"),
 		oneOf("engine.backend", c.Engine.Backend, "vllm", "sglang", "trtllm"),
 		oneOf("router.policy", c.Router.Policy, "round_robin", "random", "kv_router"),
 		oneOf("router.kv.queue.policy", c.Router.KV.Queue.Policy, "fcfs", "lcfs", "wspt"),

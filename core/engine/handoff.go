@@ -170,10 +170,11 @@ func (b *book) abort(s *seq) {
 	b.free = append(b.free, s)
 }
 
-// Abort aborts request id on whichever rank holds it (see book.Abort).
-func (w *Worker) Abort(id uint64) bool {
-	for _, c := range w.Ranks {
-		if c.Abort(id) {
+// Abort aborts request id on whichever rank holds it (see book.Abort),
+// skipping the ranks of lanes busy says have a pass in flight.
+func (w *Worker) Abort(id uint64, busy func(lane int) bool) bool {
+	for r, c := range w.Ranks {
+		if !busy(w.LaneOf(r)) && c.Abort(id) {
 			return true
 		}
 	}

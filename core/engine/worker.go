@@ -6,22 +6,38 @@ import (
 	"github.com/dynosim/dynosim-web/timing"
 )
 
-// Worker is one engine instance with dp_size data-parallel attention ranks.
-// Each rank is an independent core; in offline replay the ranks step behind
-// a shared barrier, so a worker pass ends when its slowest rank does and the
-// outputs of all ranks become visible together.
+// Worker is one engine instance of several ranks (data-parallel attention
+// ranks, pipeline virtual engines). Its ranks step in lanes: the ranks of
+// one lane step behind a shared barrier, so a lane's pass ends when its
+// slowest rank does and the outputs of all its ranks become visible
+// together; lanes have their own pass clocks. Rank r is in lane
+// r mod Lanes().
+//
+// One lane of every rank is the lock-step of MoE data parallelism (every
+// rank joins each step's expert all-to-all; vLLM's DP coordinator runs
+// dummy batches on idle ranks) and the reference mocker's model of every
+// DP worker. One lane per rank is vLLM's dense data parallelism, whose
+// ranks are independent engine cores (vllm/v1/engine/core.py: only MoE
+// models run DPEngineCoreProc's synchronised step loop).
 type Worker struct {
 	Ranks []Rank
-	pass  Pass
+	lanes []Pass // each lane's merged pass, reused by its next step
 }
 
-// NewWorker returns a worker of ranks cores built from cfg; rank r gets
-// DPRank r and its own output-token stream.
-func NewWorker(cfg Config, ranks int) (*Worker, error) {
+// NewWorker returns a worker of ranks cores in one lock-step lane.
+func NewWorker(cfg Config, ranks int) (*Worker, error) { return NewLanedWorker(cfg, ranks, 1) }
+
+// NewLanedWorker returns a worker of ranks cores built from cfg, stepping
+// in lanes lanes (lanes must divide ranks); rank r gets DPRank r and its
+// own output-token stream.
+func NewLanedWorker(cfg Config, ranks, lanes int) (*Worker, error) {
 	if ranks < 1 {
 		return nil, fmt.Errorf("attention_data: must be ≥ 1, got %d", ranks)
 	}
-	w := &Worker{}
+	if lanes < 1 || ranks%lanes != 0 {
+		return nil, fmt.Errorf("engine: %d lanes do not divide %d ranks", lanes, ranks)
+	}
+	w := &Worker{lanes: make([]Pass, lanes)}
 	for r := range ranks {
 		rc := cfg
 		rc.DPRank = r
@@ -35,6 +51,12 @@ func NewWorker(cfg Config, ranks int) (*Worker, error) {
 	return w, nil
 }
 
+// Lanes is the number of lanes.
+func (w *Worker) Lanes() int { return len(w.lanes) }
+
+// LaneOf is the lane of rank r.
+func (w *Worker) LaneOf(r int) int { return r % len(w.lanes) }
+
 // Empty reports whether no rank holds requests.
 func (w *Worker) Empty() bool {
 	for _, c := range w.Ranks {
@@ -45,15 +67,21 @@ func (w *Worker) Empty() bool {
 	return true
 }
 
-// Step runs one pass on every rank that has work and merges the results,
-// lower rank first. The returned pass is reused by the next Step.
-func (w *Worker) Step(now timing.Time) *Pass {
-	if len(w.Ranks) == 1 {
-		return w.Ranks[0].Step(now)
+// Step runs one pass of a one-lane worker (StepLane 0).
+func (w *Worker) Step(now timing.Time) *Pass { return w.StepLane(now, 0) }
+
+// StepLane runs one pass on every rank of lane k that has work and merges
+// the results, lower rank first. The returned pass is reused by the
+// lane's next step. A lane of one rank returns that rank's own pass.
+func (w *Worker) StepLane(now timing.Time, k int) *Pass {
+	n := len(w.lanes)
+	if len(w.Ranks) == n {
+		return w.Ranks[k].Step(now)
 	}
-	m := &w.pass
+	m := &w.lanes[k]
 	*m = Pass{Start: now, End: now, Signals: m.Signals[:0], Admissions: m.Admissions[:0], Events: m.Events[:0], Reserved: m.Reserved[:0]}
-	for _, c := range w.Ranks {
+	for r := k; r < len(w.Ranks); r += n {
+		c := w.Ranks[r]
 		if c.Empty() {
 			continue
 		}
@@ -69,23 +97,28 @@ func (w *Worker) Step(now timing.Time) *Pass {
 		}
 		m.Counters.add(p.Counters)
 	}
-	m.Metrics = w.Metrics()
+	m.Metrics = w.LaneMetrics(k)
 	return m
 }
 
 // Metrics sums the ranks' load.
-func (w *Worker) Metrics() Metrics {
+func (w *Worker) Metrics() Metrics { return w.sum(0, 1) }
+
+// LaneMetrics sums the load of lane k's ranks.
+func (w *Worker) LaneMetrics(k int) Metrics { return w.sum(k, len(w.lanes)) }
+
+func (w *Worker) sum(from, stride int) Metrics {
 	var m Metrics
-	for _, c := range w.Ranks {
-		r := c.Metrics()
-		m.Running += r.Running
-		m.Waiting += r.Waiting
-		m.ActiveBlocks += r.ActiveBlocks
-		m.TotalBlocks += r.TotalBlocks
-		m.Preemptions += r.Preemptions
-		m.Holds += r.Holds
-		m.Reserved += r.Reserved
-		m.Counters.add(r.Counters)
+	for r := from; r < len(w.Ranks); r += stride {
+		x := w.Ranks[r].Metrics()
+		m.Running += x.Running
+		m.Waiting += x.Waiting
+		m.ActiveBlocks += x.ActiveBlocks
+		m.TotalBlocks += x.TotalBlocks
+		m.Preemptions += x.Preemptions
+		m.Holds += x.Holds
+		m.Reserved += x.Reserved
+		m.Counters.add(x.Counters)
 	}
 	return m
 }

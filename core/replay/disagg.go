@@ -139,7 +139,7 @@ func (d *disagg) act(id uint64, x *xstate, a handoff.Action) error {
 	case handoff.ActivateDestination:
 		d.rank(x.dw, x.dr).Activate(id)
 		l.reqs.at(id).worker = x.dw // a live abort waits for this (live.go)
-		l.ws[x.dw].stalled = false
+		l.wake(int(x.dw), int(x.dr))
 		return d.fact(id, handoff.DestinationActivated)
 	case handoff.ReleaseSource:
 		d.releaseSource(id)
@@ -154,7 +154,7 @@ func (d *disagg) act(id uint64, x *xstate, a handoff.Action) error {
 	case handoff.CancelDestination:
 		if d.rank(x.dw, x.dr).Cancel(id) {
 			l.ws[x.dw].held--
-			l.ws[x.dw].stalled = false
+			l.wake(int(x.dw), int(x.dr))
 		}
 		l.pools[decodePool].Router.Finished(id, l.now)
 		return d.fact(id, handoff.DestinationCleaned)
@@ -176,7 +176,7 @@ func (d *disagg) releaseSource(id uint64) {
 	l := d.l
 	x := d.x(id)
 	if d.rank(x.pw, x.pr).Release(id) {
-		l.ws[x.pw].stalled = false // the freed blocks may admit its waiting requests
+		l.wake(int(x.pw), int(x.pr)) // the freed blocks may admit its waiting requests
 	}
 }
 
@@ -193,7 +193,7 @@ func (d *disagg) submitPrefill(id uint64, prompt []uint32) error {
 	if err := d.rank(x.pw, x.pr).Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: min(1, t.Output), Planned: planned}); err != nil {
 		return fmt.Errorf("replay: prefill worker %d: %w", x.pw, err)
 	}
-	l.placed(int(x.pw))
+	l.placed(int(x.pw), int(x.pr))
 	return nil
 }
 
@@ -231,7 +231,7 @@ func (d *disagg) reserve(id uint64) error {
 		r.x.reason = why
 		return d.fact(id, handoff.Failed)
 	}
-	l.placed(w)
+	l.placed(w, rk)
 	return nil
 }
 
@@ -273,7 +273,7 @@ func (d *disagg) transferDone(id uint64) error {
 	if err := l.workers[w].Ranks[rk].Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: r.turn.Output, Planned: r.turn.Planned}); err != nil {
 		return fmt.Errorf("replay: decode worker %d: %w", w, err)
 	}
-	l.placed(w)
+	l.placed(w, rk)
 	r.worker = int32(w) // decoding: a live abort waits for this (live.go)
 	return nil
 }

@@ -72,12 +72,18 @@ func (l *Loop) Abort(id uint64) bool {
 		l.aborted(int(ri.worker), id)
 		return true
 	}
-	if !st.busy && l.workers[ri.worker].Abort(id) {
+	if l.workers[ri.worker].Abort(id, l.laneBusy(int(ri.worker))) {
 		l.aborted(int(ri.worker), id)
 		return true
 	}
 	l.aborts = append(l.aborts, id) // after the pass in flight, or once unparked
 	return true
+}
+
+// laneBusy reports whether a lane of worker w has a pass in flight: its
+// ranks' requests cannot be aborted before it ends.
+func (l *Loop) laneBusy(w int) func(int) bool {
+	return func(k int) bool { return l.ws[w].lanes[k].busy }
 }
 
 // aborted ends request id, which worker w no longer holds.
@@ -98,7 +104,7 @@ func (l *Loop) retryAborts(w int) {
 		case ri == nil || ri.over:
 		case int(ri.worker) != w:
 			keep = append(keep, id)
-		case l.workers[w].Abort(id):
+		case l.workers[w].Abort(id, l.laneBusy(w)):
 			l.aborted(w, id)
 		default:
 			keep = append(keep, id) // parked for an onboarding: after its next pass

@@ -102,13 +102,13 @@ func Run(wl *workload.Workload, pools []Pool, opt Options) (*report.Report, erro
 
 // wstate is the loop's state of one worker.
 type wstate struct {
-	pool     int
-	index    int  // within its pool
-	busy     bool // a pass is in flight
-	stalled  bool // its last pass did nothing: wait for new work
-	held     int  // requests submitted and not yet terminal
-	inflight *engine.Pass
-	stats    report.WorkerStats
+	pool  int
+	index int // within its pool
+	held  int // requests submitted and not yet terminal
+	// lanes are the worker's pass clocks (engine.Worker lanes): one for a
+	// lock-step worker, one per rank for independent ranks.
+	lanes []lane
+	stats report.WorkerStats
 	// seen is the load the router may see: the worker's state as of its
 	// last pass end, plus the requests placed on it since. A busy worker's
 	// engine already holds the in-flight pass's decisions (requests it
@@ -123,6 +123,31 @@ type wstate struct {
 	// was added and removed.
 	state       wstatus
 	added, gone timing.Time
+}
+
+// lane is the loop's state of one of a worker's pass clocks.
+type lane struct {
+	busy     bool // a pass is in flight
+	stalled  bool // its last pass did nothing: wait for new work
+	inflight *engine.Pass
+	load     router.Load // as of its last pass end (workers of several lanes)
+}
+
+// busy reports whether any lane of the worker has a pass in flight.
+func (st *wstate) busy() bool {
+	for i := range st.lanes {
+		if st.lanes[i].busy {
+			return true
+		}
+	}
+	return false
+}
+
+// wake clears every lane's stall: new work may let a pass do something.
+func (st *wstate) wake() {
+	for i := range st.lanes {
+		st.lanes[i].stalled = false
+	}
 }
 
 // deferred is a placed request not yet submitted to its rank.
@@ -208,7 +233,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 		l.pools[i].kind = l.pools[i].role.kind()
 		for w, wk := range p.Workers {
 			l.pools[i].members = append(l.pools[i].members, len(l.ws))
-			l.ws = append(l.ws, wstate{pool: i, index: w, seen: routerLoad(wk)})
+			l.ws = append(l.ws, newWstate(i, w, wk))
 			l.workers = append(l.workers, wk)
 		}
 	}
@@ -247,6 +272,11 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	}
 	l.reqs.recs = make([]request, 0, l.total)
 	return l, nil
+}
+
+// newWstate is the state of worker w of pool i.
+func newWstate(i, w int, wk *engine.Worker) wstate {
+	return wstate{pool: i, index: w, seen: routerLoad(wk), lanes: make([]lane, wk.Lanes())}
 }
 
 // Now is the virtual clock.
@@ -376,7 +406,7 @@ func (l *Loop) settle() error {
 			var err error
 			switch e.kind {
 			case PassEnd:
-				err = l.apply(int(e.worker))
+				err = l.apply(int(e.worker), int(e.lane))
 			case TransferDone:
 				err = l.dis.transferDone(e.req)
 			case Dispatch:
@@ -409,14 +439,19 @@ func (l *Loop) settle() error {
 			changed = true
 		}
 		for i := range l.ws {
-			if st := &l.ws[i]; st.busy || st.stalled || st.held == 0 {
+			if l.ws[i].held == 0 {
 				continue
 			}
-			c, err := l.startPass(i)
-			if err != nil {
-				return err
+			for k := range l.ws[i].lanes {
+				if ln := &l.ws[i].lanes[k]; ln.busy || ln.stalled {
+					continue
+				}
+				c, err := l.startPass(i, k)
+				if err != nil {
+					return err
+				}
+				changed = changed || c
 			}
-			changed = changed || c
 		}
 		if l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind > Arrival && !l.tickDue() {
 			return fmt.Errorf("replay: event kind %d has no handler", l.q.top().kind)
@@ -434,30 +469,45 @@ func (l *Loop) settle() error {
 	}
 }
 
-// startPass starts a pass on worker i, idle and holding work, and reports
-// whether that changed anything at l.now.
-func (l *Loop) startPass(i int) (bool, error) {
+// startPass starts a pass on lane k of worker i, idle and holding work,
+// and reports whether that changed anything at l.now.
+func (l *Loop) startPass(i, k int) (bool, error) {
 	st := &l.ws[i]
+	ln := &st.lanes[k]
 	if l.opt.MaxPasses > 0 && l.passes >= l.opt.MaxPasses {
 		return false, fmt.Errorf("%w: more than %d engine passes (use the CLI or the page for large runs)", ErrTooLarge, l.opt.MaxPasses)
 	}
 	l.passes++
-	p := l.workers[i].Step(l.now)
+	wk := l.workers[i]
+	p := wk.StepLane(l.now, k)
 	l.obs.col.PassStarted(i, p)
 	if len(l.obs.passes) > 0 {
 		l.obs.passStarted(i, p)
 	}
 	st.stats.Passes++
-	st.stats.BusyMs += (p.End - p.Start).Ms()
-	st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
-	st.inflight, st.busy, st.since = p, true, 0
-	submitted := len(st.deferred) > 0
-	for _, d := range st.deferred { // the next pass may take them
+	n := len(st.lanes)
+	if n == 1 {
+		st.stats.BusyMs += (p.End - p.Start).Ms()
+		st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
+	} else {
+		// Busy time is the lanes' mean; the peak is the worker's.
+		st.stats.BusyMs += (p.End - p.Start).Ms() / float64(n)
+		st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, wk.Metrics().ActiveBlocks)
+	}
+	ln.inflight, ln.busy, st.since = p, true, 0
+	submitted := false
+	keep := st.deferred[:0]
+	for _, d := range st.deferred { // the next pass of their lane may take them
+		if wk.LaneOf(d.rank) != k {
+			keep = append(keep, d)
+			continue
+		}
 		if err := l.submit(i, d.rank, d.id, l.promptOf(l.reqs.at(d.id))); err != nil {
 			return false, err
 		}
+		submitted = true
 	}
-	st.deferred = st.deferred[:0]
+	st.deferred = keep
 	changed := false
 	if len(p.Reserved) > 0 {
 		// Reservations are decisions of the pass start: the handoff goes
@@ -468,27 +518,41 @@ func (l *Loop) startPass(i int) (bool, error) {
 		changed = true
 	}
 	if p.End > l.now {
-		l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i)})
+		l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i), lane: int32(k)})
 		return changed, nil
 	}
 	if !p.Busy && !submitted {
-		st.stalled = true // nothing can change until new work arrives
+		ln.stalled = true // nothing can change until new work arrives
 	}
-	if err := l.apply(i); err != nil {
+	if err := l.apply(i, k); err != nil {
 		return false, err
 	}
 	return changed || p.Busy || submitted, nil
 }
 
-// apply makes worker i's finished pass visible: KV events to its router,
-// its admissions, the pass itself, then its signals in order, which the
-// pool's role handles.
-func (l *Loop) apply(i int) error {
+// apply makes the finished pass of worker i's lane k visible: KV events
+// to its router, its admissions, the pass itself, then its signals in
+// order, which the pool's role handles.
+func (l *Loop) apply(i, k int) error {
 	st := &l.ws[i]
-	p := st.inflight
-	st.busy, st.inflight = false, nil
+	ln := &st.lanes[k]
+	p := ln.inflight
+	ln.busy, ln.inflight = false, nil
 	m := p.Metrics
-	st.seen = router.Load{Running: m.Running, Waiting: m.Waiting + st.since, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
+	ln.load = router.Load{Running: m.Running, Waiting: m.Waiting, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
+	if len(st.lanes) == 1 {
+		st.seen = ln.load
+	} else {
+		// What the router may see of the other lanes is their last pass end.
+		st.seen = router.Load{}
+		for _, o := range st.lanes {
+			st.seen.Running += o.load.Running
+			st.seen.Waiting += o.load.Waiting
+			st.seen.ActiveBlocks += o.load.ActiveBlocks
+			st.seen.TotalBlocks += o.load.TotalBlocks
+		}
+	}
+	st.seen.Waiting += st.since
 	pool := &l.pools[st.pool]
 	if len(p.Events) > 0 {
 		pool.Router.Observe(st.index, p.Events)

@@ -34,7 +34,7 @@ type event struct {
 	at            timing.Time
 	order         uint64 // kind << 56 | sequence: one comparison orders both
 	kind          Kind
-	worker        int32  // PassEnd: global worker index
+	worker, lane  int32  // PassEnd: global worker index and its lane
 	session, turn int32  // Arrival
 	req           uint64 // TransferDone, Dispatch: the request
 }

@@ -49,15 +49,15 @@ func (*aggregated) kind() Role { return Aggregated }
 // Options.AsyncScheduling, after the busy worker's next pass starts.
 func (*aggregated) accept(l *Loop, id uint64, w, r int, prompt []uint32) error {
 	l.reqs.at(id).worker = int32(w)
-	if st := &l.ws[w]; l.opt.AsyncScheduling && st.busy {
+	if st := &l.ws[w]; l.opt.AsyncScheduling && st.lanes[l.workers[w].LaneOf(r)].busy {
 		st.deferred = append(st.deferred, deferred{id, r})
-		l.placed(w)
+		l.placed(w, r)
 		return nil
 	}
 	if err := l.submit(w, r, id, prompt); err != nil {
 		return err
 	}
-	l.placed(w)
+	l.placed(w, r)
 	return nil
 }
 
@@ -155,14 +155,20 @@ func (l *Loop) submit(w, rank int, id uint64, prompt []uint32) error {
 	return nil
 }
 
-// placed updates worker w's bookkeeping for a request placed on it.
-func (l *Loop) placed(w int) {
+// placed updates worker w's bookkeeping for a request placed on its rank r.
+func (l *Loop) placed(w, r int) {
 	st := &l.ws[w]
 	st.seen.Waiting++
 	st.since++
-	st.stalled = false
 	st.held++
 	st.stats.Requests++
+	l.wake(w, r)
+}
+
+// wake clears the stall of the lane of worker w's rank r: new work or
+// freed blocks may let its next pass do something.
+func (l *Loop) wake(w, r int) {
+	l.ws[w].lanes[l.workers[w].LaneOf(r)].stalled = false
 }
 
 // dispatch offers request id to the router; one it holds waits.

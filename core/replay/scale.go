@@ -198,7 +198,8 @@ func (s *scaleState) addWorker(k int) error {
 	if err != nil {
 		return fmt.Errorf("replay: %s worker %d: %w", p.Name, g, err)
 	}
-	st := wstate{pool: k, index: len(p.Pool.Workers), state: starting, added: l.now, seen: routerLoad(w)}
+	st := newWstate(k, len(p.Pool.Workers), w)
+	st.state, st.added = starting, l.now
 	l.ws = append(l.ws, st)
 	l.workers = append(l.workers, w)
 	p.Pool.Workers = append(p.Pool.Workers, w)
@@ -232,7 +233,7 @@ func (s *scaleState) ready(g int) {
 func (s *scaleState) retireIfDone(g int) {
 	l := s.l
 	st := &l.ws[g]
-	if st.state != draining || st.busy || len(st.deferred) > 0 || !l.workers[g].Empty() {
+	if st.state != draining || st.busy() || len(st.deferred) > 0 || !l.workers[g].Empty() {
 		return
 	}
 	st.state, st.gone = removed, l.now

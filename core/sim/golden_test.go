@@ -18,6 +18,7 @@ traffic:
   load: {type: trace_timestamps, speedup: 4}
 engine:
   backend: %s
+  semantics: %s
   speculation: %s
   workers:
     aggregated:
@@ -29,19 +30,22 @@ evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}
 `
 
 // goldenPaths are the engine paths pinned by golden reports: one per
-// scheduler, G1 manager, page size, speculation and data-parallel layout.
+// scheduler, G1 manager, page size, speculation and data-parallel layout:
+// the dp2 paths under engine.semantics mocker (the reference's lock-step
+// ranks) and real (a dense model's independent ranks, issue 30 item 1).
 var goldenPaths = []struct {
-	name, backend, spec, g1 string
-	dp, block, blocks       int
+	name, backend, semantics, spec, g1 string
+	dp, block, blocks                  int
 }{
-	{"vllm_native", "vllm", "{kind: none}", "native", 1, 64, 2048},
-	{"vllm_kvbm", "vllm", "{kind: none}", "kvbm", 1, 64, 2048},
-	{"trtllm", "trtllm", "{kind: none}", "native", 1, 32, 4096},
-	{"sglang_page1", "sglang", "{kind: none}", "native", 1, 1, 131072},
-	{"sglang_page16", "sglang", "{kind: none}", "native", 1, 16, 8192},
-	{"vllm_mtp", "vllm", "{kind: mtp, num_speculative_tokens: 2, acceptance_rates: [0.8, 0.5]}", "native", 1, 64, 2048},
-	{"vllm_dp2", "vllm", "{kind: none}", "native", 2, 64, 1024},
-	{"sglang_dp2", "sglang", "{kind: none}", "native", 2, 16, 4096},
+	{"vllm_native", "vllm", "real", "{kind: none}", "native", 1, 64, 2048},
+	{"vllm_kvbm", "vllm", "real", "{kind: none}", "kvbm", 1, 64, 2048},
+	{"trtllm", "trtllm", "real", "{kind: none}", "native", 1, 32, 4096},
+	{"sglang_page1", "sglang", "real", "{kind: none}", "native", 1, 1, 131072},
+	{"sglang_page16", "sglang", "real", "{kind: none}", "native", 1, 16, 8192},
+	{"vllm_mtp", "vllm", "real", "{kind: mtp, num_speculative_tokens: 2, acceptance_rates: [0.8, 0.5]}", "native", 1, 64, 2048},
+	{"vllm_dp2", "vllm", "mocker", "{kind: none}", "native", 2, 64, 1024},
+	{"sglang_dp2", "sglang", "mocker", "{kind: none}", "native", 2, 16, 4096},
+	{"vllm_dp2_real", "vllm", "real", "{kind: none}", "native", 2, 64, 1024},
 }
 
 // TestGoldenEnginePaths pins the report and the per-request records of every
@@ -50,7 +54,7 @@ func TestGoldenEnginePaths(t *testing.T) {
 	trace := testTrace(t)
 	for _, g := range goldenPaths {
 		t.Run(g.name, func(t *testing.T) {
-			cfg := fmt.Sprintf(goldenBase, g.backend, g.spec, g.dp, g.block, g.g1, g.blocks)
+			cfg := fmt.Sprintf(goldenBase, g.backend, g.semantics, g.spec, g.dp, g.block, g.g1, g.blocks)
 			rep, err := Predict(Inputs{Config: []byte(cfg), Trace: trace, TraceName: "conversation_400.jsonl", CapturePerRequest: true}, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 // scaling builds the planner of cfg over its pools (ecfgs: what each
 // pool's workers are built from): its policies priced with each pool's
 // own timing model, a startup time per pool, and cold workers on demand.
-func scaling(cfg *config.Config, ecfgs []engine.Config) (*replay.Scaling, error) {
+func scaling(cfg *config.Config, c *cluster) (*replay.Scaling, error) {
 	pc, err := cfg.Planner.Resolve(cfg.Evaluation.SLA)
 	if err != nil {
 		return nil, err
@@ -19,12 +19,11 @@ func scaling(cfg *config.Config, ecfgs []engine.Config) (*replay.Scaling, error)
 	s := &replay.Scaling{}
 	var pools []planner.Pool
 	for i, r := range roles(cfg) {
-		ec := ecfgs[i]
+		ec, lo := c.ecfgs[i], c.layouts[i]
 		pools = append(pools, planner.Pool{Name: r.name, GPUsPerWorker: r.GPUs(), MinWorkers: cfg.Planner.MinWorkersOf(r.name),
 			Model: ec.Model, Scale: ec.Scale, MaxBatchedTokens: ec.MaxBatchedTokens, MaxSeqs: ec.MaxSeqs, KVTokens: ec.NumBlocks * ec.BlockSize})
 		s.Startup = append(s.Startup, timing.FromMs(r.StartupSeconds*1000))
-		ranks := r.Parallelism.AttentionData
-		s.New = append(s.New, func(id int) (*engine.Worker, error) { return newWorker(cfg, ec, ranks, id) })
+		s.New = append(s.New, func(id int) (*engine.Worker, error) { return newWorker(cfg, ec, lo, id) })
 	}
 	pl, err := planner.New(pc, pools)
 	if err != nil {

@@ -302,6 +302,7 @@ type cluster struct {
 	frontend timing.Time // the serving frontend's latency (the roofline's engine overhead)
 	scaling  *replay.Scaling
 	ecfgs    []engine.Config // per pool, what its workers are built from
+	layouts  []layout        // per pool, its workers' ranks and lanes
 	tiers    []poolTiers     // pools with KVBM lower tiers
 }
 
@@ -329,7 +330,7 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 		workers := make([]*engine.Worker, r.Parallelism.Replicas)
 		for i := range workers {
 			var err error
-			if workers[i], err = newWorker(cfg, ecfg, r.Parallelism.AttentionData, first+i); err != nil {
+			if workers[i], err = newWorker(cfg, ecfg, c.layouts[k], first+i); err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", p.name, r.path, err)
 			}
 		}
@@ -342,7 +343,7 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 	}
 	if cfg.Planner.Policy == "enabled" {
 		var err error
-		if c.scaling, err = scaling(cfg, c.ecfgs); err != nil {
+		if c.scaling, err = scaling(cfg, c); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
 	}
@@ -362,6 +363,7 @@ func (p *Prepared) poolConfig(cfg *config.Config, r role, wl *workload.Workload,
 		return ecfg, err
 	}
 	c.dep.Pools = append(c.dep.Pools, d)
+	c.layouts = append(c.layouts, layoutOf(cfg, r, roof.Model))
 	if len(c.dep.Pools) == 1 && ecfg.Model == timing.Model(roof) {
 		// Requests pass the frontend once, before the first pool's
 		// router; only the roofline prices it (the other timing
@@ -396,10 +398,29 @@ func (p *Prepared) poolConfig(cfg *config.Config, r role, wl *workload.Workload,
 	return ecfg, nil
 }
 
+// layout is how a worker's ranks step (engine.Worker lanes).
+type layout struct{ ranks, lanes int }
+
+// layoutOf is the layout of role r's workers. Under engine.semantics real
+// the attention-data ranks of a dense model are independent engines, each
+// its own lane: vLLM runs the DP ranks of a dense model as separate engine
+// cores with their own schedulers and KV caches, and only MoE models
+// synchronise the ranks every step (vllm/v1/engine/core.py
+// DPEngineCoreProc, used when the model has experts; "Data Parallel
+// Deployment" in the vLLM docs). MoE models and engine.semantics mocker
+// step every rank in lock-step, ending at the slowest rank (mocker.md).
+func layoutOf(cfg *config.Config, r role, m timing.ModelSpec) layout {
+	dp := r.Parallelism.AttentionData
+	if cfg.Engine.Semantics == "mocker" || m.IsMoE() {
+		return layout{dp, 1}
+	}
+	return layout{dp, dp}
+}
+
 // newWorker builds worker id (its global index seeds its output tokens).
-func newWorker(cfg *config.Config, ec engine.Config, ranks, id int) (*engine.Worker, error) {
+func newWorker(cfg *config.Config, ec engine.Config, lo layout, id int) (*engine.Worker, error) {
 	ec.Seed = cfg.Execution.Seed*0x9E3779B97F4A7C15 + uint64(id)*1024
-	return engine.NewWorker(ec, ranks)
+	return engine.NewLanedWorker(ec, lo.ranks, lo.lanes)
 }
 
 // transfer is the handoff of a disaggregated run (spec §7): bytes per
