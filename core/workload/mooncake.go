@@ -29,6 +29,9 @@ type row struct {
 	SessionID      json.RawMessage `json:"session_id"`
 	Delay          json.RawMessage `json:"delay"`
 	DelayMs        json.RawMessage `json:"delay_ms"`
+	Priority       json.RawMessage `json:"priority"`
+	StrictPriority json.RawMessage `json:"strict_priority"`
+	PolicyClass    json.RawMessage `json:"policy_class"`
 }
 
 // numbers decodes a JSON array of numbers, keeping their literals.
@@ -233,6 +236,9 @@ func (m *mooncakeReader) turn(blocks []uint32) (Turn, error) {
 		return Turn{}, m.fail("output_length: %v", err)
 	}
 	t := Turn{Input: in, Output: out, Blocks: blocks}
+	if err := m.priorities(&t); err != nil {
+		return Turn{}, err
+	}
 	if len(r.OutputTokenIDs) > 0 && string(r.OutputTokenIDs) != "null" {
 		if t.Planned, err = m.planned(out); err != nil {
 			return Turn{}, err

@@ -193,6 +193,9 @@ var rowFields = []struct {
 	{"session_id", func(r *row) *json.RawMessage { return &r.SessionID }},
 	{"delay", func(r *row) *json.RawMessage { return &r.Delay }},
 	{"delay_ms", func(r *row) *json.RawMessage { return &r.DelayMs }},
+	{"priority", func(r *row) *json.RawMessage { return &r.Priority }},
+	{"strict_priority", func(r *row) *json.RawMessage { return &r.StrictPriority }},
+	{"policy_class", func(r *row) *json.RawMessage { return &r.PolicyClass }},
 }
 
 func (r *row) field(key []byte) *json.RawMessage {

@@ -18,7 +18,14 @@ type Turn struct {
 	Blocks  []uint32 // interned hash-block ids (trace); nil: unique synthetic tokens
 	Planned []uint32 // optional exact output tokens
 	Delay   timing.Time
-	ord     uint64 // workload-wide ordinal, for unique synthetic tokens
+	// Priority is the trace's priority (Mooncake/Dynamo `priority`, i32,
+	// default 0). vLLM's priority scheduler runs lower values first;
+	// Dynamo's router queue reads max(priority, 0) as a jump ahead (spec
+	// §1.1, §10.11). StrictPriority is Dynamo's `strict_priority` (u32):
+	// the router queue pops larger values first.
+	Priority       int32
+	StrictPriority uint32
+	ord            uint64 // workload-wide ordinal, for unique synthetic tokens
 }
 
 // Session is a sequence of turns: turn n+1 becomes ready Delay after turn n
@@ -37,7 +44,12 @@ type Workload struct {
 	// ByStart lists session indices by first arrival (file order breaks
 	// ties); Sessions themselves stay in file order.
 	ByStart []int32
-	ids     int // interned hash ids in use
+	// Priorities counts the turns whose trace sets a non-zero priority,
+	// Stricts those with a non-zero strict_priority and Classes those
+	// with a policy_class: what a report must say it did not model when
+	// the configuration ignores them.
+	Priorities, Stricts, Classes int
+	ids                          int // interned hash ids in use
 }
 
 // Requests counts all turns.
@@ -134,6 +146,9 @@ func (w *Workload) Merge(o *Workload) error {
 		}
 	}
 	w.ids += o.ids
+	w.Priorities += o.Priorities
+	w.Stricts += o.Stricts
+	w.Classes += o.Classes
 	w.Sessions = append(w.Sessions, o.Sessions...)
 	w.order()
 	w.number()
