@@ -38,7 +38,9 @@ type head struct {
 	status               status
 	fresh                bool // never ran: the one-time size check applies
 	signaled, done       bool
-	cachedPrefix         int // reused at the first admission
+	cachedPrefix         int    // reused at the first admission
+	priority             int32  // Request.Priority
+	arrival              uint64 // submission order: vLLM's arrival_time tie-break (priority.go)
 }
 
 // seq is the engine's state of one request: the shared header and the
@@ -132,6 +134,7 @@ type book struct {
 	waiting    deque[*seq]
 	running    []*seq
 	live       int    // requests held
+	arrivals   uint64 // requests submitted or reserved so far
 	free, dead []*seq // recycled request states; dead ones free up after the pass
 
 	// disaggregation (handoff.go): reservations waiting for room, granted
@@ -182,6 +185,10 @@ func (b *book) Submit(r Request) error {
 		return err
 	}
 	b.live++
+	if b.cfg.PriorityScheduling {
+		b.enqueue(s)
+		return nil
+	}
 	b.waiting.pushBack(s)
 	return nil
 }
@@ -194,6 +201,8 @@ func (b *book) initSeq(r Request) (*seq, error) {
 	s := b.newSeq()
 	s.id, s.promptLen, s.maxOutput, s.length = r.ID, len(r.Prompt), r.MaxOutput, len(r.Prompt)
 	s.fresh, s.planned = true, r.Planned
+	b.arrivals++
+	s.priority, s.arrival = r.Priority, b.arrivals
 	if r.Planned != nil {
 		s.maxOutput = len(r.Planned)
 	}

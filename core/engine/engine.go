@@ -30,6 +30,10 @@ type Request struct {
 	Prompt    []uint32 // prompt tokens; read during Submit only
 	MaxOutput int      // requested output tokens
 	Planned   []uint32 // optional exact output tokens; its length overrides MaxOutput
+	// Priority orders the waiting queue and the preemption victims under
+	// Config.PriorityScheduling, lower first (vLLM's request priority);
+	// ignored otherwise.
+	Priority int32
 }
 
 // Signal is one output of a pass: a token, or a terminal event without one.
@@ -221,16 +225,21 @@ type Config struct {
 	ChunkedPrefill   bool
 	PrefixCaching    bool
 	Preemption       Preemption
-	MaxModelLen      int // 0: none
-	Model            timing.Model
-	Scale            timing.Scale
-	Seed             uint64 // output-token stream
-	Events           bool   // publish KV events
-	DPRank           int
-	G1               G1Backend    // vLLM/TRT-LLM only; SGLang has its radix cache
-	Spec             Speculation  // speculative decoding (NextN 0: off)
-	SGLang           SGLangConfig // SGLang core knobs (page size = BlockSize)
-	Prefill          *Handoff     // non-nil: a disaggregated prefill worker
+	// PriorityScheduling is vLLM's --scheduling-policy priority
+	// (priority.go): the waiting queue is ordered by (Request.Priority,
+	// arrival) and the preemption victim is the running request with the
+	// largest (priority, arrival); Preemption is then not used. vLLM only.
+	PriorityScheduling bool
+	MaxModelLen        int // 0: none
+	Model              timing.Model
+	Scale              timing.Scale
+	Seed               uint64 // output-token stream
+	Events             bool   // publish KV events
+	DPRank             int
+	G1                 G1Backend    // vLLM/TRT-LLM only; SGLang has its radix cache
+	Spec               Speculation  // speculative decoding (NextN 0: off)
+	SGLang             SGLangConfig // SGLang core knobs (page size = BlockSize)
+	Prefill            *Handoff     // non-nil: a disaggregated prefill worker
 	// Decode makes a disaggregated decode worker: prompts arrive with their
 	// KV (Reserve, Activate) and recomputing one after a preemption is
 	// free (spec §7.3).
@@ -349,6 +358,10 @@ func (c *Config) ValidateSettings() error {
 		// else a ValueError), since a prompt longer than the budget could
 		// never be scheduled.
 		return fieldErr("max_batched_tokens", "must be ≥ scheduler.max_model_len (%d) with scheduler.chunked_prefill: false, got %d: a prompt longer than one pass's budget could never be prefilled (vLLM refuses this at start-up); turn chunked_prefill on, raise max_batched_tokens or lower max_model_len", c.MaxModelLen, c.MaxBatchedTokens)
+	case c.PriorityScheduling && c.Policy != VLLM:
+		return fieldErr("policy", "priority is modelled by the vllm backend only (vLLM's --scheduling-policy priority), not by %s; use fcfs", c.Policy)
+	case c.PriorityScheduling && c.Tiers != nil:
+		return fieldErr("policy", "priority is not modelled with KVBM lower tiers (kv_cache.tiers); use fcfs or turn the tiers off")
 	case c.Tiers != nil && c.Policy == SGLang:
 		return fieldErr("tiers", "not supported by the sglang backend (KVBM's lower tiers attach to the vLLM/TensorRT-LLM core only)")
 	case c.Tiers != nil && c.G1 != KVBMG1:

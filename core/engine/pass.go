@@ -273,7 +273,10 @@ func (c *Core) preempt() *seq {
 		return nil
 	}
 	i := len(c.running) - 1
-	if c.cfg.Preemption == FIFO {
+	switch {
+	case c.cfg.PriorityScheduling:
+		i = c.victim()
+	case c.cfg.Preemption == FIFO:
 		i = 0
 	}
 	v := c.running[i]
@@ -313,6 +316,10 @@ func (c *Core) preempt() *seq {
 // Only the head holds anything, so what waits behind it never keeps it
 // from the room it needs.
 func (c *Core) pushFront(s *seq) {
+	if c.cfg.PriorityScheduling {
+		c.enqueue(s) // by its key, as vLLM's PriorityRequestQueue.prepend_request
+		return
+	}
 	if c.tier != nil && c.waiting.len() > 0 {
 		h := c.waiting.front()
 		c.kv.Release(&h.lease)
