@@ -147,6 +147,10 @@ type Scheduler struct {
 	// schedulers), so a request reaching a busy worker joins the pass after
 	// next. Aggregated mode only; off by default, as in the reference.
 	AsyncScheduling bool `yaml:"async_scheduling" json:"async_scheduling"`
+	// Policy is vLLM's --scheduling-policy: fcfs, or priority (the trace's
+	// priority orders the waiting queue and the preemption victims, lower
+	// first; engine.Config.PriorityScheduling). vLLM backend only.
+	Policy string `yaml:"policy" json:"policy"`
 }
 
 // KVCache is the G1 cache.
@@ -256,7 +260,7 @@ func Default() Config {
 	role := func(seqs int) Role {
 		return Role{
 			Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1},
-			Scheduler:   Scheduler{MaxBatchedTokens: engine.DefaultMaxBatchedTokens, MaxSequences: seqs, Preemption: "lifo", ChunkedPrefill: true},
+			Scheduler:   Scheduler{MaxBatchedTokens: engine.DefaultMaxBatchedTokens, MaxSequences: seqs, Preemption: "lifo", Policy: "fcfs", ChunkedPrefill: true},
 			KVCache:     KVCache{PrefixCaching: true, G1Backend: "native", DType: "auto", Capacity: Capacity{MemoryFraction: 0.9}, Tiers: defaultTiers()},
 			Timing:      Timing{Speedup: 1, DecodeSpeedup: 1},
 			SGLang:      DefaultSGLang(),

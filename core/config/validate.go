@@ -245,6 +245,7 @@ var enginePaths = map[string]string{
 	"max_batched_tokens": "scheduler.max_batched_tokens",
 	"max_sequences":      "scheduler.max_sequences",
 	"max_model_len":      "scheduler.max_model_len",
+	"policy":             "scheduler.policy",
 	"decode_speedup":     "timing.decode_speedup",
 	"capacity.blocks":    "kv_cache.capacity.blocks",
 }
@@ -287,6 +288,8 @@ func (c *Config) EngineConfig(role *Role) engine.Config {
 		MaxModelLen:      role.Scheduler.MaxModelLen,
 		Scale:            timing.Scale{Speedup: role.Timing.Speedup, DecodeSpeedup: role.Timing.DecodeSpeedup},
 	}
+	// vLLM's --scheduling-policy (issue 30 item 8).
+	ec.PriorityScheduling = role.Scheduler.Policy == "priority"
 	if ec.Policy == engine.SGLang {
 		sg := role.SGLang
 		ec.SGLang = engine.SGLangConfig{
@@ -369,6 +372,7 @@ func (c *Config) validateRole(path string, r *Role) error {
 	}
 	for _, err := range []error{
 		oneOf(path+".scheduler.preemption", r.Scheduler.Preemption, "lifo", "fifo"),
+		oneOf(path+".scheduler.policy", r.Scheduler.Policy, "fcfs", "priority"),
 		oneOf(path+".kv_cache.g1_backend", k.G1Backend, "native", "kvbm"),
 		oneOf(path+".kv_cache.dtype", k.DType, "auto", "bf16", "fp16", "fp8"),
 		oneOf(path+".kv_cache.capacity.type", k.Capacity.Type, "fixed", "default"),
@@ -440,6 +444,11 @@ func (c *Config) validateTiers(path string, r *Role) error {
 		return fmt.Errorf("%s: need %s.kv_cache.g1_backend: kvbm (the native G1 models only the engine's own GPU tier)", p, path)
 	case !r.KVCache.PrefixCaching:
 		return fmt.Errorf("%s: need %s.kv_cache.prefix_caching: true (lower tiers keep blocks by their prefix hash)", p, path)
+	case r.Scheduler.Policy == "priority":
+		// Unparked requests re-enter the front of the waiting queue
+		// holding their onboarded blocks (engine/tiers.go); a queue ordered
+		// by priority would leave them behind the head.
+		return fmt.Errorf("%s.scheduler.policy: priority is not modelled with KVBM lower tiers (%s); use fcfs or turn the tiers off", path, p)
 	}
 	return nil
 }
