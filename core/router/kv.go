@@ -41,7 +41,8 @@ type KV struct {
 	rng    *rand.Rand
 	load   [][]rankLoad // by worker, rank
 	active map[uint64]*activeSeq
-	queued map[uint64]queuedSeq // held requests: what wspt orders by
+	queued map[uint64]queuedSeq // held requests: what the queue orders by
+	ranked int                  // held requests with a priority or strict priority
 	busy   int                  // prefill tokens above which a (worker, rank) is busy
 	// scratch, reused per placement
 	hashes []uint64
@@ -58,7 +59,12 @@ type rankLoad struct {
 	since    timing.Time    // aic: when the oldest began to decay
 }
 
-type queuedSeq struct{ isl, cached int }
+type queuedSeq struct {
+	isl, cached int
+	arrival     timing.Time
+	jump        float64 // max(priority, 0): seconds of arrival credit (spec §10.11)
+	strict      uint32
+}
 
 type activeSeq struct {
 	worker, rank int
@@ -137,10 +143,10 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		for i := range r.cands {
 			best = max(best, r.cands[i].Cached)
 		}
-		r.queued[q.ID] = queuedSeq{isl: isl, cached: best}
+		r.hold(q, queuedSeq{isl: isl, cached: best})
 		return Placement{}, false
 	}
-	delete(r.queued, q.ID)
+	r.unhold(q.ID)
 	c := &r.cands[i]
 	ld := r.rank(c.Worker, c.Rank)
 	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0)}
@@ -178,6 +184,9 @@ func (r *KV) rank(w, k int) *rankLoad {
 // oldest, lcfs the newest, wspt the fewest uncached prompt tokens (the
 // oldest among equals).
 func (r *KV) Next(held []uint64) int {
+	if r.ranked > 0 {
+		return r.nextRanked(held)
+	}
 	switch r.cfg.QueuePolicy {
 	case "lcfs":
 		return len(held) - 1

@@ -19,6 +19,11 @@ type Request struct {
 	Now     timing.Time // the placement time (later than Arrival if it was held)
 	Prompt  []uint32    // prompt tokens; valid during Place only
 	Output  int         // requested output tokens
+	// Priority and StrictPriority are the trace's priority and
+	// strict_priority (Dynamo's request metadata, spec §1.1): the KV
+	// router's queue orders held requests by them (kv.go Next).
+	Priority       int32
+	StrictPriority uint32
 }
 
 // Load is a worker's state as the router may see it.
