@@ -190,7 +190,7 @@ func (d *disagg) submitPrefill(id uint64, prompt []uint32) error {
 	if t.Planned != nil {
 		planned = t.Planned[:min(1, len(t.Planned))]
 	}
-	if err := d.rank(x.pw, x.pr).Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: min(1, t.Output), Planned: planned}); err != nil {
+	if err := d.rank(x.pw, x.pr).Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: min(1, t.Output), Planned: planned, Priority: t.Priority}); err != nil {
 		return fmt.Errorf("replay: prefill worker %d: %w", x.pw, err)
 	}
 	l.placed(int(x.pw), int(x.pr))
@@ -222,7 +222,7 @@ func (d *disagg) reserve(id uint64) error {
 	if err != nil {
 		return err
 	}
-	why, err := l.workers[w].Ranks[rk].Reserve(engine.Request{ID: id, Prompt: prompt, MaxOutput: r.turn.Output, Planned: r.turn.Planned})
+	why, err := l.workers[w].Ranks[rk].Reserve(engine.Request{ID: id, Prompt: prompt, MaxOutput: r.turn.Output, Planned: r.turn.Planned, Priority: r.turn.Priority})
 	if err != nil {
 		return fmt.Errorf("replay: decode worker %d: %w", w, err)
 	}
@@ -270,7 +270,7 @@ func (d *disagg) transferDone(id uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := l.workers[w].Ranks[rk].Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: r.turn.Output, Planned: r.turn.Planned}); err != nil {
+	if err := l.workers[w].Ranks[rk].Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: r.turn.Output, Planned: r.turn.Planned, Priority: r.turn.Priority}); err != nil {
 		return fmt.Errorf("replay: decode worker %d: %w", w, err)
 	}
 	l.placed(w, rk)

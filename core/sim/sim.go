@@ -341,6 +341,7 @@ func (p *Prepared) cluster(cfg *config.Config, wl *workload.Workload) (*cluster,
 		}
 		c.pools = append(c.pools, replay.Pool{Name: r.name, Workers: workers, Router: policy, GPUs: r.GPUs()})
 	}
+	c.warnings = append(c.warnings, priorityWarnings(cfg, wl)...)
 	if cfg.Planner.Policy == "enabled" {
 		var err error
 		if c.scaling, err = scaling(cfg, c); err != nil {
