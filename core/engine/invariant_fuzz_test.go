@@ -84,9 +84,9 @@ type fzSetup struct {
 
 func (s fzSetup) String() string {
 	c := s.cfg
-	return fmt.Sprintf("family %d ranks %d policy %d g1 %d bs %d blocks %d mbt %d seqs %d chunked %v caching %v preempt %d spec %d sg %+v model %T",
+	return fmt.Sprintf("family %d ranks %d policy %d g1 %d bs %d blocks %d mbt %d seqs %d chunked %v caching %v preempt %d priority %v spec %d sg %+v model %T",
 		s.family, s.ranks, c.Policy, c.G1, c.BlockSize, c.NumBlocks, c.MaxBatchedTokens, c.MaxSeqs,
-		c.ChunkedPrefill, c.PrefixCaching, c.Preemption, c.Spec.NextN, c.SGLang, c.Model)
+		c.ChunkedPrefill, c.PrefixCaching, c.Preemption, c.PriorityScheduling, c.Spec.NextN, c.SGLang, c.Model)
 }
 
 // fzDecodeSetup reads the 8 config bytes of an input: engine family,
@@ -140,6 +140,8 @@ func fzDecodeSetup(r *fzReader, families []fzFamily, ranks int) fzSetup {
 		if b1&16 != 0 {
 			c.Preemption = FIFO
 		}
+		// Issue 30 item 8: vLLM's priority scheduling (not with tiers).
+		c.PriorityScheduling = hi&4 != 0 && s.family != fzTRT && s.family != fzTiers
 		if b3 >= 40 {
 			c.MaxBatchedTokens = int(b3-40)*2 + 1 // 1..431
 		}
@@ -331,7 +333,7 @@ func (h *fzHarness) submit(r *fzReader) {
 	for j := 0; len(prompt) < n; j++ {
 		prompt = append(prompt, 50_000_000+uint32(id)*1000+uint32(j))
 	}
-	q := Request{ID: id, Prompt: prompt, MaxOutput: out}
+	q := Request{ID: id, Prompt: prompt, MaxOutput: out, Priority: int32(id%3) - 1}
 	if a&4 != 0 {
 		q.Planned = make([]uint32, out)
 		for j := range q.Planned {
