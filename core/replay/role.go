@@ -127,7 +127,7 @@ func (l *Loop) place(id uint64) (bool, error) {
 	r := l.reqs.at(id)
 	prompt := l.promptOf(r)
 	pool := &l.pools[0]
-	l.rreq = router.Request{ID: id, Arrival: r.arrival, Now: l.now, Prompt: prompt, Output: r.turn.Output}
+	l.rreq = router.Request{ID: id, Arrival: r.arrival, Now: l.now, Prompt: prompt, Output: r.turn.Output, Priority: r.turn.Priority, StrictPriority: r.turn.StrictPriority}
 	pl, ok := pool.Router.Place(&l.rreq, pool)
 	if !ok {
 		return false, nil
@@ -149,7 +149,7 @@ func (l *Loop) submit(w, rank int, id uint64, prompt []uint32) error {
 	t := l.reqs.at(id).turn
 	st := &l.ws[w]
 	pool := &l.pools[st.pool]
-	if err := pool.Pool.Workers[st.index].Ranks[rank].Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: t.Output, Planned: t.Planned}); err != nil {
+	if err := pool.Pool.Workers[st.index].Ranks[rank].Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: t.Output, Planned: t.Planned, Priority: t.Priority}); err != nil {
 		return fmt.Errorf("replay: %s worker %d: %w", pool.Name, st.index, err)
 	}
 	return nil
