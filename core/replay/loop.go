@@ -490,9 +490,9 @@ func (l *Loop) startPass(i, k int) (bool, error) {
 		st.stats.BusyMs += (p.End - p.Start).Ms()
 		st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
 	} else {
-		// Busy time is the lanes' mean; the peak is the worker's.
+		// Busy time is the lanes' mean; the peak is the worker's, as the
+		// lanes' pass ends show it (apply).
 		st.stats.BusyMs += (p.End - p.Start).Ms() / float64(n)
-		st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, wk.Metrics().ActiveBlocks)
 	}
 	ln.inflight, ln.busy, st.since = p, true, 0
 	submitted := false
@@ -551,6 +551,7 @@ func (l *Loop) apply(i, k int) error {
 			st.seen.ActiveBlocks += o.load.ActiveBlocks
 			st.seen.TotalBlocks += o.load.TotalBlocks
 		}
+		st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, st.seen.ActiveBlocks)
 	}
 	st.seen.Waiting += st.since
 	pool := &l.pools[st.pool]
