@@ -29,10 +29,14 @@ func (f MemoryFit) Fits() bool { return f.FreeBytes >= 0 }
 
 // Memory is the memory fit of a pool of blocks KV blocks of blockSize
 // tokens per attention rank (each rank's pool is split over its tensor
-// ranks, as the KV heads are).
+// ranks, as the KV heads are). With pipeline > 1 it is the stage whose
+// GPUs have the least memory left (pipelineMemory).
 func (r *Roofline) Memory(blocks, blockSize int) MemoryFit {
 	m := r.Model
 	m.WeightBytes = r.weightBytes
+	if r.Par.Pipeline > 1 {
+		return pipelineMemory(r.GPU, m, r.Par, blocks, blockSize)
+	}
 	f := MemoryFit{
 		GPUBytes:     r.GPU.MemoryBytes,
 		WeightsBytes: WeightBytesPerGPU(m, r.Par),

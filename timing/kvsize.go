@@ -33,7 +33,9 @@ func KVBytesPerToken(m ModelSpec, tensor int) int64 {
 }
 
 // Parallelism is a worker's parallel layout (mocker.md §9.2). Zero fields
-// mean 1. Tensor × AttentionData GPUs form one worker; attention and dense
+// mean 1. Pipeline stages (pipeline.go) of Tensor × AttentionData GPUs
+// each form one worker; every stage holds its share of the decoder layers
+// (PipelineLayers) and within a stage attention and dense
 // layers are split Tensor ways and replicated per attention-data rank;
 // routed experts are split MoEExpert ways (expert parallel) and each
 // expert MoETensor ways, over all the worker's GPUs. When both MoE fields
@@ -44,13 +46,14 @@ type Parallelism struct {
 	AttentionData int `json:"attention_data"`
 	MoETensor     int `json:"moe_tensor"`
 	MoEExpert     int `json:"moe_expert"`
+	Pipeline      int `json:"pipeline,omitempty"`
 }
 
 // Normalize fills defaults and checks Tensor × AttentionData = MoETensor ×
 // MoEExpert.
 func (p Parallelism) Normalize() (Parallelism, error) {
 	one := func(x int) int { return max(x, 1) }
-	q := Parallelism{Tensor: one(p.Tensor), AttentionData: one(p.AttentionData), MoETensor: one(p.MoETensor), MoEExpert: one(p.MoEExpert)}
+	q := Parallelism{Tensor: one(p.Tensor), AttentionData: one(p.AttentionData), MoETensor: one(p.MoETensor), MoEExpert: one(p.MoEExpert), Pipeline: one(p.Pipeline)}
 	gpus := q.Tensor * q.AttentionData
 	if q.MoETensor == 1 && q.MoEExpert == 1 {
 		q.MoETensor = gpus
@@ -62,14 +65,24 @@ func (p Parallelism) Normalize() (Parallelism, error) {
 	return q, nil
 }
 
-// GPUs is the number of GPUs of one worker.
-func (p Parallelism) GPUs() int { return max(p.Tensor, 1) * max(p.AttentionData, 1) }
+// GPUs is the number of GPUs of one worker: every pipeline stage's.
+func (p Parallelism) GPUs() int {
+	return max(p.Tensor, 1) * max(p.AttentionData, 1) * max(p.Pipeline, 1)
+}
 
 // WeightBytesPerGPU is the model weight memory one GPU of the worker holds
 // (p must be normalized): attention, dense MLP, shared experts and the
 // embedding/lm_head split Tensor ways; routed experts split
-// MoETensor × MoEExpert ways.
+// MoETensor × MoEExpert ways. With Pipeline > 1 it is the heaviest
+// stage's (stageWeightBytes).
 func WeightBytesPerGPU(m ModelSpec, p Parallelism) float64 {
+	if p.Pipeline > 1 {
+		var most float64
+		for _, s := range stages(m, p) {
+			most = max(most, stageWeightBytes(m, p, s))
+		}
+		return most
+	}
 	total, _ := m.Params()
 	routed := float64(m.moeLayers()) * float64(m.Experts) * m.expertParams()
 	return ((total-routed)/float64(max(p.Tensor, 1)) + routed/float64(max(p.MoETensor*p.MoEExpert, 1))) * m.WeightBytes
@@ -92,7 +105,11 @@ const DefaultRuntimeReserveBytes = 2 << 30
 //
 // reserve = DefaultRuntimeReserveBytes + extraReserveBytes (e.g. the
 // config's cuda_graph_reserved_bytes). It fails, naming the numbers, when
-// the weights do not fit.
+// the weights do not fit. With Pipeline > 1 every stage sizes its own
+// pool from its own weights and KV bytes per token and the smallest wins
+// (estimatePipelineBlocks): still the blocks on each GPU, each block a
+// block of tokens across all the worker's layers; a pipeline deeper than
+// the model's layers is refused (CheckPipeline).
 func EstimateBlocks(g GPUSpec, m ModelSpec, p Parallelism, memoryFraction float64, blockSize int, extraReserveBytes float64) (int, error) {
 	if !(memoryFraction > 0 && memoryFraction <= 1) {
 		return 0, fmt.Errorf("memory_fraction: must be in (0, 1], got %v", memoryFraction)
@@ -103,6 +120,12 @@ func EstimateBlocks(g GPUSpec, m ModelSpec, p Parallelism, memoryFraction float6
 	p, err := p.Normalize()
 	if err != nil {
 		return 0, err
+	}
+	if p.Pipeline > 1 {
+		if err := CheckPipeline(m, p); err != nil {
+			return 0, err
+		}
+		return estimatePipelineBlocks(g, m, p, memoryFraction, blockSize, DefaultRuntimeReserveBytes+max(extraReserveBytes, 0))
 	}
 	w := WeightBytesPerGPU(m, p)
 	free := g.MemoryBytes*memoryFraction - w - DefaultRuntimeReserveBytes - max(extraReserveBytes, 0)

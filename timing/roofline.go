@@ -59,7 +59,14 @@ type RooflineSpec struct {
 // only the experts a batch touches; MLA models read the compressed
 // latent KV. With attention_data > 1 every rank is assumed to run a batch
 // like the one priced (balanced ranks), so MoE layers see batch ×
-// attention_data tokens.
+// attention_data tokens. With pipeline > 1 a pass is one virtual engine's
+// batch traversing every stage in turn: each stage runs its layers' kernels
+// on its own GPUs at full speed, so the kernels of all the layers are
+// priced as without pipelining, the per-pass fixed costs once, plus
+// pipeline − 1 stage-to-stage activation transfers (pipelineTransferMs).
+// The stages of other virtual engines' batches overlap it (vLLM V0's
+// virtual engines, V1's pp batches in flight); that overlap is the
+// scheduler's (core/engine), not this model's.
 type Roofline struct {
 	Model ModelSpec
 	GPU   GPUSpec
@@ -135,6 +142,9 @@ func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType str
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckPipeline(m, par); err != nil {
+		return nil, err
+	}
 	if m.IsMoE() && m.Experts%par.MoEExpert != 0 {
 		return nil, fmt.Errorf("parallelism: moe_expert %d does not divide %d experts", par.MoEExpert, m.Experts)
 	}
@@ -177,8 +187,9 @@ func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType str
 // Overhead is the engine's fixed costs this model prices with.
 func (r *Roofline) Overhead() Overhead { return r.overhead }
 
-// KVBytesPerToken is the KV footprint of one token on one GPU.
-func (r *Roofline) KVBytesPerToken() int64 { return KVBytesPerToken(r.Model, r.Par.Tensor) }
+// KVBytesPerToken is the KV footprint of one token on one GPU: with
+// pipeline > 1, on a GPU of the stage with the most layers.
+func (r *Roofline) KVBytesPerToken() int64 { return KVBytesPerTokenPerGPU(r.Model, r.Par) }
 
 // EstimateBlocks is EstimateBlocks for this model's GPU, model and layout.
 func (r *Roofline) EstimateBlocks(memoryFraction float64, blockSize int, extraReserveBytes float64) (int, error) {
@@ -321,8 +332,12 @@ func (r *Roofline) overheads(tokens, batch float64, graph bool) float64 {
 			// Attention-DP with tensor-parallel experts: gather the ranks'
 			// tokens before the MoE and reduce-scatter after (≈ one
 			// all-reduce of all ranks' tokens).
-			ms += moeL * AllReduceMs(g.Fabric, g.LinkBW, r.Par.GPUs(), tokens*float64(dp)*float64(m.Hidden)*activationBytes, graph)
+			// One stage's GPUs (a pipeline stage gathers only its own).
+			ms += moeL * AllReduceMs(g.Fabric, g.LinkBW, r.Par.Tensor*dp, tokens*float64(dp)*float64(m.Hidden)*activationBytes, graph)
 		}
+	}
+	if r.Par.Pipeline > 1 {
+		ms += r.pipelineTransferMs(tokens)
 	}
 	return ms
 }
