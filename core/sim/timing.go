@@ -63,6 +63,7 @@ func buildRoofline(cfg *config.Config, p string, role *config.Role, in Inputs) (
 		Parallelism: timing.Parallelism{
 			Tensor: role.Parallelism.Tensor, AttentionData: role.Parallelism.AttentionData,
 			MoETensor: role.Parallelism.MoETensor, MoEExpert: role.Parallelism.MoEExpert,
+			Pipeline: role.Parallelism.Pipeline,
 		},
 	}
 	switch {
@@ -79,6 +80,9 @@ func buildRoofline(cfg *config.Config, p string, role *config.Role, in Inputs) (
 		spec.ModelConfig, spec.ModelConfigName = data, cfg.Engine.Model
 	}
 	r, err := timing.NewRoofline(spec)
+	if err != nil && strings.HasPrefix(err.Error(), "parallelism.pipeline:") {
+		return nil, fmt.Errorf("%s.%w", p, err) // the role's key, whatever its hardware
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", hwPath, err)
 	}
@@ -100,9 +104,22 @@ func timingOf(role *config.Role, in Inputs) (kind, profile string) {
 	return role.Timing.Type, ""
 }
 
-// setTiming sets ec.Model from the role's timing (timingOf).
+// setTiming sets ec.Model from the role's timing (timingOf). A pipeline-
+// parallel role (issue 30 item 2) needs a timing whose pass is the
+// traversal of every stage: the roofline prices it (timing/pipeline.go)
+// and fixed timing's given pass times are taken as that; a profile is
+// one table with no layout to scale, and the polynomial the reference's
+// single-engine curve, so both are refused rather than run as if every
+// stage were a free extra engine.
 func setTiming(p string, role *config.Role, in Inputs, roof *timing.Roofline, ec *engine.Config) error {
 	kind, _ := timingOf(role, in)
+	if pp := role.Parallelism.Pipeline; pp > 1 && (kind == "profile" || kind == "polynomial") {
+		what := "timing.type " + kind
+		if in.Profile != nil {
+			what = "a --profile / uploaded profile (timing type profile)"
+		}
+		return fmt.Errorf("%s.parallelism.pipeline: %d needs timing.type default (the roofline prices each pipeline stage and the activation transfers between them) or fixed; %s cannot express pipeline stages", p, pp, what)
+	}
 	switch kind {
 	case "polynomial":
 		ec.Model = timing.Polynomial{}
