@@ -27,12 +27,12 @@ var ErrNotLive = errors.New("replay: not a live loop")
 
 // Submit releases a request now: its prompt tokens (copied) and requested
 // output. It returns the request's id; the next RunUntil routes it.
-func (l *Loop) Submit(prompt []uint32, maxOutput int) (uint64, error) {
+func (l *Loop) Submit(prompt []uint32, maxOutput int, priority int32) (uint64, error) {
 	if !l.opt.Live {
 		return 0, ErrNotLive
 	}
 	l.released++
-	t := &workload.Turn{Input: len(prompt), Output: maxOutput, Blocks: slices.Clone(prompt)}
+	t := &workload.Turn{Input: len(prompt), Output: maxOutput, Blocks: slices.Clone(prompt), Priority: priority}
 	id := l.reqs.add(request{turn: t, session: -1, index: -1, arrival: l.now, worker: -1})
 	l.obs.Arrived(id, l.now, len(prompt), maxOutput)
 	if l.opt.Frontend > 0 {

@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/dynosim/dynosim-web/core/engine"
@@ -73,7 +75,7 @@ func TestLiveMatchesReplay(t *testing.T) {
 		if l.Now() != s.Start {
 			t.Fatalf("clock at %v, want %v", l.Now(), s.Start)
 		}
-		if _, err := l.Submit(wl.Prompt(nil, &s.Turns[0]), s.Turns[0].Output); err != nil {
+		if _, err := l.Submit(wl.Prompt(nil, &s.Turns[0]), s.Turns[0].Output, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -117,7 +119,7 @@ func TestLiveAbort(t *testing.T) {
 			for i := range prompt {
 				prompt[i] = uint32(i + 1)
 			}
-			id, _ := l.Submit(prompt, 1000)
+			id, _ := l.Submit(prompt, 1000, 0)
 			if _, err := l.RunUntil(tc.after); err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +160,7 @@ func TestLiveForgets(t *testing.T) {
 	at := timing.Time(0)
 	for i := range 5000 {
 		prompt[0] = uint32(i) // unique prompts
-		if _, err := l.Submit(prompt, 3); err != nil {
+		if _, err := l.Submit(prompt, 3, 0); err != nil {
 			t.Fatal(err)
 		}
 		at += timing.FromMs(100)
@@ -196,7 +198,7 @@ func TestLiveDisaggregated(t *testing.T) {
 				if _, err := l.RunUntil(s.Start); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := l.Submit(wl.Prompt(nil, &s.Turns[0]), s.Turns[0].Output); err != nil {
+				if _, err := l.Submit(wl.Prompt(nil, &s.Turns[0]), s.Turns[0].Output, 0); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -219,7 +221,7 @@ func TestLiveDisaggregated(t *testing.T) {
 				prompt[i] = uint32(900 + i)
 			}
 			now := l.Now()
-			id, _ := l.Submit(prompt, 5000)
+			id, _ := l.Submit(prompt, 5000, 0)
 			if _, err := l.RunUntil(now + timing.FromMs(0.5)); err != nil {
 				t.Fatal(err)
 			}
@@ -238,6 +240,45 @@ func TestLiveDisaggregated(t *testing.T) {
 						t.Fatalf("%s worker %d ends with %+v", p.Name, i, m)
 					}
 				}
+			}
+		})
+	}
+}
+
+// Issue 30 item 8: a live request's priority (vLLM's `priority` request
+// field) reaches the engine: on one sequence slot, three requests waiting
+// behind a running one start lowest priority first under priority
+// scheduling, in arrival order under fcfs.
+func TestItem30_8LivePriority(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		priority bool
+		want     []uint64 // the order the waiting requests' first tokens come in
+	}{
+		{"fcfs", false, []uint64{2, 3, 4}},
+		{"priority", true, []uint64{4, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := engine.Config{BlockSize: 16, NumBlocks: 256, MaxSeqs: 1, Model: timing.Polynomial{}, PriorityScheduling: tc.priority}
+			tp := newTape()
+			l, err := New(nil, agg(workers(t, 1, cfg)), Options{Live: true, Observer: tp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt := make([]uint32, 32)
+			for i, p := range []int32{0, 5, 7, 1} { // ids 1..4
+				prompt[0] = uint32(i)
+				if _, err := l.Submit(prompt, 4, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := l.RunUntil(timing.FromMs(1e6)); err != nil {
+				t.Fatal(err)
+			}
+			got := []uint64{2, 3, 4}
+			slices.SortFunc(got, func(a, b uint64) int { return cmp.Compare(tp.first[a], tp.first[b]) })
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("first tokens in order %v, want %v (first: %v)", got, tc.want, tp.first)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/engine"
@@ -60,6 +61,22 @@ func NewLive(in Inputs, obs replay.Observer) (*Live, error) {
 		lv.paths = append(lv.paths, r.path)
 	}
 	return lv, nil
+}
+
+// CheckPriority refuses a request priority the deployment's engines do not
+// schedule by: as vLLM's processor does ("Got priority … but Priority
+// scheduling is not enabled", vllm/v1/engine/processor.py), a priority
+// other than 0 needs scheduler.policy: priority on every pool it passes.
+func (l *Live) CheckPriority(p int64) error {
+	if p < math.MinInt32 || p > math.MaxInt32 {
+		return fmt.Errorf("priority: must be an integer in [%d, %d], got %d", math.MinInt32, math.MaxInt32, p)
+	}
+	for i := range l.pools {
+		if p != 0 && !l.pools[i].PriorityScheduling {
+			return fmt.Errorf("priority: got %d but %s.scheduler.policy is fcfs: priority scheduling is not enabled", p, l.paths[i])
+		}
+	}
+	return nil
 }
 
 // Fits refuses a request of prompt tokens asking for maxOutput tokens that

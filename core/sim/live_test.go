@@ -50,7 +50,7 @@ func feedLive(tb testing.TB, cfg string, wl *workload.Workload, n int) *clock {
 			tb.Fatal(err)
 		}
 		prompt = wl.Prompt(prompt[:0], &s.Turns[0])
-		if _, err := l.Submit(prompt, s.Turns[0].Output); err != nil {
+		if _, err := l.Submit(prompt, s.Turns[0].Output, s.Turns[0].Priority); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -28,6 +28,7 @@ type stream struct {
 	prompt    []uint32 // read by the driver at submit
 	promptLen int
 	maxTokens int
+	priority  int32 // checked by parse (sim.Live.CheckPriority)
 
 	// The driver's own: where the request is and when things happened
 	// (virtual time).
@@ -54,8 +55,8 @@ type stream struct {
 	held *lease
 }
 
-func newStream(prompt []uint32, maxTokens int) *stream {
-	return &stream{prompt: prompt, promptLen: len(prompt), maxTokens: maxTokens, worker: -1, notify: make(chan struct{}, 1)}
+func newStream(prompt []uint32, maxTokens int, priority int32) *stream {
+	return &stream{prompt: prompt, promptLen: len(prompt), maxTokens: maxTokens, priority: priority, worker: -1, notify: make(chan struct{}, 1)}
 }
 
 // take moves what the driver sent since the last take into buf.
@@ -183,7 +184,7 @@ func (d *driver) command(c command) {
 	// returned, the request's worker was never recorded and every
 	// per-request series stayed 0: issue 29 item 6).
 	d.submitting = s
-	id, err := d.live.Submit(s.prompt, s.maxTokens)
+	id, err := d.live.Submit(s.prompt, s.maxTokens, s.priority)
 	d.submitting = nil
 	s.prompt = nil
 	if err != nil {

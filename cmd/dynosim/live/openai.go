@@ -24,6 +24,9 @@ type completionRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	N *int `json:"n"`
+	// Priority is vLLM's request priority extension (lower is served
+	// first under --scheduling-policy priority; 0 otherwise).
+	Priority *int64 `json:"priority"`
 }
 
 type chatMessage struct {
@@ -136,6 +139,14 @@ func content(raw json.RawMessage) (string, error) {
 		s += p.Text
 	}
 	return s, nil
+}
+
+// priority is the request's priority (0 if none), already checked.
+func (q *completionRequest) priority() int32 {
+	if q.Priority == nil {
+		return 0
+	}
+	return int32(*q.Priority)
 }
 
 // maxTokens is the requested output length.

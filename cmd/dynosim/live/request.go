@@ -137,6 +137,9 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (q com
 	if err == nil {
 		n, err = q.maxTokens(chat)
 	}
+	if err == nil && q.Priority != nil {
+		err = s.d.live.CheckPriority(*q.Priority)
+	}
 	if err == nil {
 		// What predict's engine would reject as never fitting is refused
 		// now, by the same rule (engine.Config.Fits), not streamed until

@@ -280,7 +280,7 @@ func (s *Server) complete(chat bool) http.HandlerFunc {
 		// the handler at the latest when it returns (the request ended, or
 		// was aborted or refused).
 		defer held.free()
-		st := newStream(prompt, n)
+		st := newStream(prompt, n, q.priority())
 		st.held = held
 		ok, err := s.d.submit(r.Context(), st, s.opt.MaxWaiting)
 		switch {
