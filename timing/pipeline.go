@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -39,10 +40,14 @@ func PipelineLayers(numLayers, pp int) []int {
 // layers: vLLM would build a stage with no layer, holding no KV cache.
 func CheckPipeline(m ModelSpec, p Parallelism) error {
 	if pp := max(p.Pipeline, 1); pp > m.Layers {
-		return fmt.Errorf("parallelism.pipeline: %d stages but %s has %d decoder layers (num_hidden_layers); give pipeline ≤ %d", pp, m.Name, m.Layers, m.Layers)
+		return fmt.Errorf("%w: %d stages but %s has %d decoder layers (num_hidden_layers); give pipeline ≤ %d", ErrPipeline, pp, m.Name, m.Layers, m.Layers)
 	}
 	return nil
 }
+
+// ErrPipeline marks a pipeline the model cannot be split into; its text
+// is the key, so a caller prefixes the role's path.
+var ErrPipeline = errors.New("parallelism.pipeline")
 
 // stage is one pipeline stage's share of the model: its decoder layers,
 // how many of them are MoE layers, and whether it holds the input

@@ -55,7 +55,7 @@ func NewLive(in Inputs, obs replay.Observer) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	lv := &Live{Loop: l, Config: cfg, Engine: c.ecfgs[0], Ranks: r.Parallelism.AttentionData, Deployment: c.dep,
+	lv := &Live{Loop: l, Config: cfg, Engine: c.ecfgs[0], Ranks: c.layouts[0].ranks, Deployment: c.dep,
 		pools: c.ecfgs, direct: c.xfer != nil && c.xfer.Direct}
 	for _, r := range roles(&cfg) {
 		lv.paths = append(lv.paths, r.path)
@@ -98,7 +98,7 @@ func (l *Live) Fits(prompt, maxOutput int) (engine.Reason, error) {
 		case engine.MaxBatchedTokens:
 			return why, fmt.Errorf("the prompt's %d tokens are more than %s.scheduler.max_batched_tokens (%d) with scheduler.chunked_prefill: false, so no pass could prefill it: predict rejects the request as %s", prompt, l.paths[i], ec.MaxBatchedTokens, why)
 		case engine.KVCapacity:
-			return why, fmt.Errorf("a prompt of %d tokens and %d output tokens can never fit the KV cache of a worker of %s (%d blocks of %d tokens per DP rank): predict rejects the request as %s", prompt, maxOutput, l.paths[i], ec.NumBlocks, ec.BlockSize, why)
+			return why, fmt.Errorf("a prompt of %d tokens and %d output tokens can never fit the KV cache of a worker of %s (%d blocks of %d tokens per engine core: DP rank or pipeline virtual engine): predict rejects the request as %s", prompt, maxOutput, l.paths[i], ec.NumBlocks, ec.BlockSize, why)
 		}
 	}
 	return engine.NotRejected, nil

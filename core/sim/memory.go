@@ -80,10 +80,13 @@ func poolMemory(cfg *config.Config, r role, ec *engine.Config, wl *workload.Work
 			workers, key, fix = n, "planner.max_num_gpus", "give a lower planner.max_num_gpus"
 		}
 	}
-	ranks := r.Parallelism.AttentionData
+	ranks, of := r.Parallelism.AttentionData, "attention_data"
+	if pp := r.Parallelism.Pipeline; pp > 1 {
+		ranks, of = ranks*pp, "attention_data × pipeline" // a pipeline's virtual engines are cores too
+	}
 	cores := float64(workers) * float64(ranks)
 	terms := []memTerm{{
-		what:  fmt.Sprintf("%s × %s.parallelism.attention_data: %d workers × %d ranks = %.0f engine cores", key, r.path, workers, ranks, cores),
+		what:  fmt.Sprintf("%s × %s.parallelism.%s: %d workers × %d ranks = %.0f engine cores", key, r.path, of, workers, ranks, cores),
 		fix:   fix + " or attention_data ranks",
 		bytes: cores * rankBytes,
 	}}

@@ -21,7 +21,7 @@ func scaling(cfg *config.Config, c *cluster) (*replay.Scaling, error) {
 	for i, r := range roles(cfg) {
 		ec, lo := c.ecfgs[i], c.layouts[i]
 		pools = append(pools, planner.Pool{Name: r.name, GPUsPerWorker: r.GPUs(), MinWorkers: cfg.Planner.MinWorkersOf(r.name),
-			Model: ec.Model, Scale: ec.Scale, MaxBatchedTokens: ec.MaxBatchedTokens, MaxSeqs: ec.MaxSeqs, KVTokens: ec.NumBlocks * ec.BlockSize})
+			Model: ec.Model, Scale: ec.Scale, MaxBatchedTokens: ec.MaxBatchedTokens, MaxSeqs: ec.MaxSeqs, KVTokens: ec.NumBlocks * ec.BlockSize * max(r.Parallelism.Pipeline, 1)})
 		s.Startup = append(s.Startup, timing.FromMs(r.StartupSeconds*1000))
 		s.New = append(s.New, func(id int) (*engine.Worker, error) { return newWorker(cfg, ec, lo, id) })
 	}

@@ -365,6 +365,14 @@ func (p *Prepared) poolConfig(cfg *config.Config, r role, wl *workload.Workload,
 	}
 	c.dep.Pools = append(c.dep.Pools, d)
 	c.layouts = append(c.layouts, layoutOf(cfg, r, roof.Model))
+	if pp := r.Parallelism.Pipeline; pp > 1 {
+		// The report's blocks are the worker's; each virtual engine
+		// holds its share (vLLM V0's Scheduler: num_gpu_blocks //=
+		// pipeline_parallel_size).
+		if ecfg.NumBlocks /= pp; ecfg.NumBlocks < 1 {
+			return ecfg, fmt.Errorf("%s.kv_cache.capacity: %d blocks split over parallelism.pipeline %d virtual engines leave none for each", r.path, d.KVBlocks, pp)
+		}
+	}
 	if len(c.dep.Pools) == 1 && ecfg.Model == timing.Model(roof) {
 		// Requests pass the frontend once, before the first pool's
 		// router; only the roofline prices it (the other timing
@@ -402,20 +410,32 @@ func (p *Prepared) poolConfig(cfg *config.Config, r role, wl *workload.Workload,
 // layout is how a worker's ranks step (engine.Worker lanes).
 type layout struct{ ranks, lanes int }
 
-// layoutOf is the layout of role r's workers. Under engine.semantics real
-// the attention-data ranks of a dense model are independent engines, each
-// its own lane: vLLM runs the DP ranks of a dense model as separate engine
-// cores with their own schedulers and KV caches, and only MoE models
-// synchronise the ranks every step (vllm/v1/engine/core.py
-// DPEngineCoreProc, used when the model has experts; "Data Parallel
-// Deployment" in the vLLM docs). MoE models and engine.semantics mocker
-// step every rank in lock-step, ending at the slowest rank (mocker.md).
+// layoutOf is the layout of role r's workers: attention_data × pipeline
+// engine cores, rank d×pipeline+v the DP rank d's virtual engine v.
+//
+// Under engine.semantics real the attention-data ranks of a dense model
+// are independent engines, each its own lane: vLLM runs the DP ranks of a
+// dense model as separate engine cores with their own schedulers and KV
+// caches, and only MoE models synchronise the ranks every step
+// (vllm/v1/engine/core.py DPEngineCoreProc, used when the model has
+// experts; "Data Parallel Deployment" in the vLLM docs). MoE models and
+// engine.semantics mocker step every DP rank in lock-step, ending at the
+// slowest rank (mocker.md).
+//
+// A pipeline of P stages runs P virtual engines, each with its own
+// scheduler, a 1/P share of the KV blocks and its own pass clock, so P
+// batches are in flight, one per stage; a pass is the traversal of every
+// stage (timing/pipeline.go). That is vLLM V0's design (LLMEngine keeps
+// pipeline_parallel_size schedulers); V1 keeps P batches in flight from
+// one scheduler over one pool (the batch queue of
+// max_concurrent_batches), which this approximates with split pools.
+// Under real and mocker alike: the reference has no pipeline.
 func layoutOf(cfg *config.Config, r role, m timing.ModelSpec) layout {
-	dp := r.Parallelism.AttentionData
+	dp, pp := r.Parallelism.AttentionData, max(r.Parallelism.Pipeline, 1)
 	if cfg.Engine.Semantics == "mocker" || m.IsMoE() {
-		return layout{dp, 1}
+		return layout{dp * pp, pp} // lane v: every DP rank's virtual engine v
 	}
-	return layout{dp, dp}
+	return layout{dp * pp, dp * pp}
 }
 
 // newWorker builds worker id (its global index seeds its output tokens).

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -80,7 +81,7 @@ func buildRoofline(cfg *config.Config, p string, role *config.Role, in Inputs) (
 		spec.ModelConfig, spec.ModelConfigName = data, cfg.Engine.Model
 	}
 	r, err := timing.NewRoofline(spec)
-	if err != nil && strings.HasPrefix(err.Error(), "parallelism.pipeline:") {
+	if errors.Is(err, timing.ErrPipeline) {
 		return nil, fmt.Errorf("%s.%w", p, err) // the role's key, whatever its hardware
 	}
 	if err != nil {
