@@ -143,13 +143,6 @@ func (st *wstate) busy() bool {
 	return false
 }
 
-// wake clears every lane's stall: new work may let a pass do something.
-func (st *wstate) wake() {
-	for i := range st.lanes {
-		st.lanes[i].stalled = false
-	}
-}
-
 // deferred is a placed request not yet submitted to its rank.
 type deferred struct {
 	id   uint64
