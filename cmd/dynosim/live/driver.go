@@ -37,6 +37,8 @@ type stream struct {
 	last                     timing.Time
 	generated                int
 	wasAdmitted              bool
+	hashes                   seqHashes // its blocks' hashes, for token_ids
+	pin                      int       // the worker a per-worker port chose (-1: the router)
 
 	// Shared with the handler under mu; notify (capacity 1) says there is
 	// more to read.
@@ -56,7 +58,7 @@ type stream struct {
 }
 
 func newStream(prompt []uint32, maxTokens int, priority int32) *stream {
-	return &stream{prompt: prompt, promptLen: len(prompt), maxTokens: maxTokens, priority: priority, worker: -1, notify: make(chan struct{}, 1)}
+	return &stream{prompt: prompt, promptLen: len(prompt), maxTokens: maxTokens, priority: priority, worker: -1, pin: -1, notify: make(chan struct{}, 1)}
 }
 
 // take moves what the driver sent since the last take into buf.
@@ -92,6 +94,10 @@ type driver struct {
 	met     *metrics.Metrics
 	hub     *kvevents.Hub
 	seen    [][]seen // per worker and rank: the counters already exported
+	tokens  *blockTokens
+	// ended are the block references of requests that ended, dropped once
+	// the loop has run to now (a pass ending then may still store them).
+	ended [][]uint64
 	// submitting is the stream whose Submit is under way (Arrived takes it).
 	submitting *stream
 
@@ -163,6 +169,11 @@ var errShutdown = errors.New("the server is shutting down")
 
 func (d *driver) step() error {
 	_, err := d.live.RunUntil(d.virtual(time.Now()))
+	for _, b := range d.ended {
+		d.tokens.release(&seqHashes{blocks: b})
+	}
+	clear(d.ended)
+	d.ended = d.ended[:0]
 	return err
 }
 
@@ -183,11 +194,13 @@ func (d *driver) command(c command) {
 	// its Routed and Admitted facts must find it (registered after Submit
 	// returned, the request's worker was never recorded and every
 	// per-request series stayed 0: issue 29 item 6).
+	d.tokens.add(&s.hashes, s.prompt...)
 	d.submitting = s
 	id, err := d.live.Submit(s.prompt, s.maxTokens, s.priority)
 	d.submitting = nil
 	s.prompt = nil
 	if err != nil {
+		d.tokens.release(&s.hashes)
 		if d.streams[id] == s || id == 0 { // the loop did not end it already
 			delete(d.streams, id)
 			d.waiting.Add(-1)
@@ -222,6 +235,7 @@ func seconds(t timing.Time) float64 { return float64(t) / 1e9 }
 func (d *driver) PassEnded(w int, p *engine.Pass) {
 	if len(p.Events) > 0 {
 		d.hub.Publish(w, seconds(p.End), p.Events)
+		d.tokens.published(p.Events)
 	}
 	d.gauges(w)
 }
@@ -298,6 +312,7 @@ func (d *driver) Token(id uint64, _, at timing.Time, tok uint32) {
 	}
 	s.generated++
 	s.last = at
+	d.tokens.add(&s.hashes, tok)
 	s.mu.Lock()
 	s.toks = append(s.toks, tok)
 	s.mu.Unlock()
@@ -311,6 +326,10 @@ func (d *driver) Terminal(id uint64, at timing.Time, reason string) {
 		return
 	}
 	delete(d.streams, id)
+	if len(s.hashes.blocks) > 0 {
+		d.ended = append(d.ended, s.hashes.blocks)
+	}
+	s.hashes = seqHashes{}
 	if !s.wasAdmitted {
 		d.waiting.Add(-1)
 		s.held.free()

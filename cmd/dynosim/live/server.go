@@ -128,7 +128,8 @@ func New(o Options) (*Server, error) {
 	}
 	ec := live.Engine
 	s.met = metrics.New(ec.Policy.String(), s.model, metrics.Cache{BlockSize: ec.BlockSize, GPUBlocksPerRank: ec.NumBlocks, MaxModelLen: ec.MaxModelLen})
-	s.hub = kvevents.NewHub(kvevents.Options{Model: s.model, BlockSize: ec.BlockSize})
+	d.tokens = newBlockTokens(ec.BlockSize)
+	s.hub = kvevents.NewHub(kvevents.Options{Model: s.model, BlockSize: ec.BlockSize, Tokens: d.tokens.tokens, Positional: o.Positional})
 	s.met.MustRegister(s.hub.Collectors()...)
 	d.met, d.hub = s.met, s.hub
 	// Every rank starts empty: a router that indexed an earlier run of this

@@ -53,6 +53,43 @@ func rankEvents(events []kv.Event, rank int) int {
 type encoder struct {
 	blockSize  int
 	positional bool
+	// tokens is the token ids of a block by sequence hash (nil: unknown);
+	// nil leaves every token_ids empty.
+	tokens func(hash uint64) []uint32
+}
+
+// tokenIDs is the token_ids of a BlockStored event: block_size ids per
+// block, in order, as vLLM publishes them; empty unless every block's
+// tokens are known (a partial list would misalign a consumer's hashing).
+func (e encoder) tokenIDs(ev *kv.Event, visit func(uint32)) int {
+	if e.tokens == nil || len(ev.Blocks) == 0 {
+		return 0
+	}
+	n := 0
+	for _, b := range ev.Blocks {
+		t := e.tokens(b.BlockHash)
+		if len(t) == 0 {
+			return 0
+		}
+		n += len(t)
+	}
+	if visit != nil {
+		for _, b := range ev.Blocks {
+			for _, t := range e.tokens(b.BlockHash) {
+				visit(t)
+			}
+		}
+	}
+	return n
+}
+
+// writeTokens writes ev's token_ids as a msgpack array.
+func (e encoder) writeTokens(w *mpWriter, ev *kv.Event) {
+	n := e.tokenIDs(ev, nil)
+	w.array(n)
+	if n > 0 {
+		e.tokenIDs(ev, func(t uint32) { w.uint(uint64(t)) })
+	}
 }
 
 // appendMsgpack appends the vLLM EventBatch [ts, events, dp_rank] of the
@@ -165,7 +202,7 @@ func (e encoder) namedEvent(w *mpWriter, ev *kv.Event) {
 	w.key("parent_block_hash")
 	parent(w, ev)
 	w.key("token_ids")
-	w.array(0)
+	e.writeTokens(w, ev)
 	w.key("block_size")
 	w.int(int64(e.blockSize))
 	w.key("lora_id")
@@ -192,7 +229,7 @@ func (e encoder) positionalEvent(w *mpWriter, ev *kv.Event) {
 	w.str(typeStored)
 	storedHashes(w, ev)
 	parent(w, ev)
-	w.array(0) // token_ids
+	e.writeTokens(w, ev)
 	w.int(int64(e.blockSize))
 	w.null() // lora_id
 	w.str(medium(ev.Tier))
@@ -260,7 +297,16 @@ func (e encoder) jsonEvent(b []byte, ev *kv.Event) []byte {
 	} else {
 		b = append(b, "null"...)
 	}
-	b = append(b, `,"token_ids":[],"block_size":`...)
+	b = append(b, `,"token_ids":[`...)
+	first := true
+	e.tokenIDs(ev, func(t uint32) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = strconv.AppendUint(b, uint64(t), 10)
+	})
+	b = append(b, `],"block_size":`...)
 	b = strconv.AppendInt(b, int64(e.blockSize), 10)
 	b = append(b, `,"lora_id":null,"medium":"`...)
 	b = append(b, medium(ev.Tier)...)

@@ -34,6 +34,10 @@ type Options struct {
 	BlockSize  int    // tokens per block, for BlockStored.block_size
 	Retain     int    // batches kept for replay (0: 1024)
 	Positional bool   // encode events as positional msgpack arrays (older consumers) instead of named maps (default)
+	// Tokens gives a block's token ids by sequence hash, for BlockStored's
+	// token_ids (nil: always empty). Publish calls it, on its caller's
+	// goroutine.
+	Tokens func(hash uint64) []uint32
 }
 
 // Counts are the totals published so far.
@@ -99,7 +103,7 @@ func NewHub(o Options) *Hub {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Hub{
-		enc:       encoder{blockSize: o.BlockSize, positional: o.Positional},
+		enc:       encoder{blockSize: o.BlockSize, positional: o.Positional, tokens: o.Tokens},
 		model:     o.Model,
 		retain:    retain,
 		ctx:       ctx,
