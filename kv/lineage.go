@@ -65,6 +65,7 @@ type LineagePool struct {
 	leaves  idHeap // evictable leaves by (tick, slot)
 	tick    uint64
 	offload func(hash uint64, slot int32) bool
+	store   func(hash uint64, slot int32) // write-through: every newly stored block
 }
 
 type lslot struct {
@@ -116,6 +117,9 @@ type Offloader interface {
 	SetOffload(offload func(hash uint64, slot int32) bool)
 	// Unquarantine frees a slot whose offload copy has ended.
 	Unquarantine(slot int32)
+	// SetStore hands every newly stored (registered) block to store: the
+	// write-through host offload of kv/tiers (offload: on_store).
+	SetStore(store func(hash uint64, slot int32))
 }
 
 var _ Offloader = (*LineagePool)(nil)
@@ -123,6 +127,9 @@ var _ Offloader = (*LineagePool)(nil)
 // SetOffload hands every evicted block to offload, which reports whether
 // the slot must stay quarantined until its copy ends (Unquarantine).
 func (p *LineagePool) SetOffload(offload func(hash uint64, slot int32) bool) { p.offload = offload }
+
+// SetStore hands every newly stored block to store (Offloader).
+func (p *LineagePool) SetStore(store func(hash uint64, slot int32)) { p.store = store }
 
 // Unquarantine frees a slot whose offload copy has ended.
 func (p *LineagePool) Unquarantine(c int32) {
@@ -211,6 +218,9 @@ func (p *LineagePool) Register(c int32, hash uint64, parent int32) (int32, bool)
 		ps := &p.slots[parent]
 		ps.children++
 		p.leaves.remove(parent)
+	}
+	if p.store != nil {
+		p.store(hash, c)
 	}
 	return c, true
 }

@@ -167,10 +167,16 @@ type KVCache struct {
 // Tiers configures KVBM's G2 host, G3 disk and G4 object tiers (spec §5;
 // defaults in kv/tiers.DefaultSettings). g2.blocks > 0 turns them on.
 type Tiers struct {
-	OffloadBatchBlocks int    `yaml:"offload_batch_blocks" json:"offload_batch_blocks"` // 0: 32
-	G2                 Tier   `yaml:"g2" json:"g2"`                                     // per worker
-	G3                 Tier   `yaml:"g3" json:"g3"`                                     // shared by the role's workers
-	G4                 TierG4 `yaml:"g4" json:"g4"`                                     // shared, unbounded
+	OffloadBatchBlocks int `yaml:"offload_batch_blocks" json:"offload_batch_blocks"` // 0: 32
+	// Offload is when G1 blocks are copied to G2: on_store (write-through
+	// as they are stored, as vLLM's offloading connector, LMCache and
+	// Dynamo KVBM do), on_evict (when G1 evicts them; the slot waits for
+	// the copy, mocker.md §5.4), or auto: on_store under engine.semantics
+	// real, on_evict under mocker (spec README "Decisions").
+	Offload string `yaml:"offload" json:"offload"`
+	G2      Tier   `yaml:"g2" json:"g2"` // per worker
+	G3      Tier   `yaml:"g3" json:"g3"` // shared by the role's workers
+	G4      TierG4 `yaml:"g4" json:"g4"` // shared, unbounded
 }
 
 // Tier is a bounded lower tier: its capacity and its write (from the tier
@@ -208,10 +214,16 @@ type Timing struct {
 
 // Router places requests on workers.
 type Router struct {
-	Policy             string           `yaml:"policy" json:"policy"` // round_robin | random | kv_router
-	OverlapScoreCredit float64          `yaml:"overlap_score_credit" json:"overlap_score_credit"`
-	PrefillLoadScale   float64          `yaml:"prefill_load_scale" json:"prefill_load_scale"`
-	Temperature        float64          `yaml:"temperature" json:"temperature"`
+	Policy             string  `yaml:"policy" json:"policy"` // round_robin | random | kv_router
+	OverlapScoreCredit float64 `yaml:"overlap_score_credit" json:"overlap_score_credit"`
+	PrefillLoadScale   float64 `yaml:"prefill_load_scale" json:"prefill_load_scale"`
+	Temperature        float64 `yaml:"temperature" json:"temperature"`
+	// HostCacheHitWeight and DiskCacheHitWeight credit, per block, a
+	// prompt prefix a worker holds in its G2 (host) or G3 (disk) tier beyond
+	// its G1 match, as Dynamo's KvRouterConfig host_cache_hit_weight and
+	// disk_cache_hit_weight (mocker.md §8.7; defaults 0.75 and 0.25).
+	HostCacheHitWeight float64          `yaml:"host_cache_hit_weight" json:"host_cache_hit_weight"`
+	DiskCacheHitWeight float64          `yaml:"disk_cache_hit_weight" json:"disk_cache_hit_weight"`
 	PrefillLoadModel   PrefillLoadModel `yaml:"prefill_load_model" json:"prefill_load_model"`
 	KV                 KVRouter         `yaml:"kv" json:"kv"` // kv_router's other knobs
 }
@@ -277,7 +289,7 @@ func Default() Config {
 			KVTransfer:  KVTransfer{Handoff: "bootstrap", BytesPerToken: "auto", TimingMode: "destination_missing"},
 			Speculation: DefaultSpeculation(),
 		},
-		Router: Router{Policy: "round_robin", OverlapScoreCredit: 1, PrefillLoadScale: 1,
+		Router: Router{Policy: "round_robin", OverlapScoreCredit: 1, PrefillLoadScale: 1, HostCacheHitWeight: 0.75, DiskCacheHitWeight: 0.25,
 			PrefillLoadModel: PrefillLoadModel{Type: "none"}, KV: KVRouter{UseKVEvents: true, TTLSeconds: 120, Queue: RouterQueue{Policy: "fcfs"}}},
 		Planner:   DefaultPlanner(),
 		Execution: Execution{Seed: 42},
@@ -288,10 +300,17 @@ func defaultTiers() Tiers {
 	d := tiers.DefaultSettings()
 	return Tiers{
 		OffloadBatchBlocks: d.BatchBlocks,
+		Offload:            "auto",
 		G2:                 Tier{WriteGBps: d.G1ToG2, ReadGBps: d.G2ToG1},
 		G3:                 Tier{WriteGBps: d.G2ToG3, ReadGBps: d.G3ToG2},
 		G4:                 TierG4{WriteGBps: d.G2ToG4, ReadGBps: d.G4ToG2},
 	}
+}
+
+// WriteThrough reports whether the tiers offload on store under engine
+// semantics (real | mocker): offload on_store, or auto under real.
+func (t *Tiers) WriteThrough(semantics string) bool {
+	return t.Offload == "on_store" || t.Offload == "auto" && semantics != "mocker"
 }
 
 // Settings are the tier knobs for kv/tiers (block size and bytes per

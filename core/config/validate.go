@@ -100,6 +100,17 @@ func (c *Config) validateChoices() error {
 			checks = append(checks, fmt.Errorf("%s: must be ≥ 0, got %v", k.path, k.v))
 		}
 	}
+	for _, k := range []struct {
+		path string
+		v    float64
+	}{
+		{"router.host_cache_hit_weight", c.Router.HostCacheHitWeight},
+		{"router.disk_cache_hit_weight", c.Router.DiskCacheHitWeight},
+	} {
+		if !(k.v >= 0 && k.v <= 1e6) {
+			checks = append(checks, fmt.Errorf("%s: must be in [0, 1e6] (prefill blocks credited per lower-tier block), got %v", k.path, k.v))
+		}
+	}
 	for _, err := range checks {
 		if err != nil {
 			return err
@@ -430,6 +441,9 @@ func (r *Role) GPUs() int {
 func (c *Config) validateTiers(path string, r *Role) error {
 	t := r.KVCache.Tiers
 	p := path + ".kv_cache.tiers"
+	if err := oneOf(p+".offload", t.Offload, "auto", "on_store", "on_evict"); err != nil {
+		return err
+	}
 	set := t.Settings(r.BlockSize(c.Engine.Backend), 1) // any known bytes per token: the size is the model's
 	if _, err := tiers.Resolve(set); err != nil {
 		return fmt.Errorf("%s.%w", p, err)

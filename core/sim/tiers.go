@@ -34,6 +34,7 @@ func lowerTiers(cfg *config.Config, r role, roof *timing.Roofline, blockSize int
 		bpt = float64(timing.KVBytesPerToken(roof.Model, 1))
 	}
 	set.BytesPerToken = bpt
+	set.WriteThrough = t.WriteThrough(cfg.Engine.Semantics)
 	tc, err := tiers.Resolve(set)
 	if err != nil {
 		return nil, fmt.Errorf("%s.kv_cache.tiers: %w", r.path, err)

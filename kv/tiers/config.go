@@ -18,6 +18,9 @@ type Settings struct {
 	G1ToG2, G2ToG1 float64 // G2 write and read
 	G2ToG3, G3ToG2 float64 // G3 write and read
 	G2ToG4, G4ToG2 float64 // G4 write and read
+	// WriteThrough (offload: on_store) copies every block G1 stores down to
+	// G2 eagerly instead of when G1 evicts it (store.go).
+	WriteThrough bool
 }
 
 // The defaults of spec §5.1.

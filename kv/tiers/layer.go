@@ -20,6 +20,9 @@ type Layer struct {
 func (s *System) Attach(pool kv.Offloader, events *kv.EventLog) *Layer {
 	w := s.Join(events)
 	pool.SetOffload(w.Offload)
+	if s.cfg.WriteThrough {
+		pool.SetStore(w.Store)
+	}
 	return &Layer{Worker: w, pool: pool}
 }
 

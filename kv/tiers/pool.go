@@ -25,6 +25,7 @@ type pslot struct {
 	pins       int32
 	state      pstate
 	inLRU      bool
+	writing    bool // incoming by a write-through store (store.go)
 }
 
 type pstate uint8

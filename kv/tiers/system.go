@@ -55,6 +55,7 @@ const (
 	stageJob                  // G3/G4→G2, the first leg of an onboarding
 	onboardJob                // G2→G1
 	requestJob                // one request's onboarding: its legs still in flight
+	storeJob                  // G1→G2 write-through of stored blocks (store.go)
 )
 
 // blk is one block of a transfer: its hash, the slot it is read from and
@@ -109,9 +110,11 @@ type Worker struct {
 	up, down    *Link
 	events      *kv.EventLog
 	now         float64
-	queue       []blk    // evicted G1 blocks waiting for a batch
-	freed       []int32  // G1 slots whose copy has finished
-	ready       []uint64 // requests whose onboarding has finished
+	queue       []blk             // evicted G1 blocks waiting for a batch
+	stores      []blk             // write-through: stored G1 blocks waiting for a batch
+	waiters     map[int32][]int32 // write-through: G2 slot in flight → evicted G1 slots waiting for it
+	freed       []int32           // G1 slots whose copy has finished
+	ready       []uint64          // requests whose onboarding has finished
 	quarantined int
 	onboarding  int // requests with legs in flight
 	staging     int // stage legs in flight
@@ -174,6 +177,9 @@ func (w *Worker) Onboarding() int { return w.onboarding }
 // then); false means the slot is free at once: G2 already holds the hash,
 // or every G2 block is pinned or incoming.
 func (w *Worker) Offload(hash uint64, slot int32) bool {
+	if w.sys.cfg.WriteThrough {
+		return w.evictStored(hash, slot)
+	}
 	dst, added := w.g2.insert(hash)
 	if !added {
 		if dst >= 0 && w.g2.slots[dst].state == resident {
@@ -194,6 +200,7 @@ func (w *Worker) Offload(hash uint64, slot int32) bool {
 // pass's scheduling, so a partial batch never waits for more evictions.
 func (w *Worker) Flush() {
 	s := w.sys
+	w.flushStores()
 	for i := 0; i < len(w.queue); i += s.cfg.BatchBlocks {
 		part := w.queue[i:min(i+s.cfg.BatchBlocks, len(w.queue))]
 		j := s.newJob(offloadJob, w.index)
@@ -484,6 +491,8 @@ func (s *System) complete(d Done) {
 		w.publish(j.blocks)
 		w.quarantined -= len(j.blocks)
 		s.stats.Tiers[0].Offloaded += int64(len(j.blocks))
+	case storeJob:
+		s.landStores(w, j.blocks, d.At)
 	case chainJob:
 		for _, b := range j.blocks {
 			s.lower(j.tier).land(b.dst)

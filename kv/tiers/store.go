@@ -1,0 +1,96 @@
+package tiers
+
+// Write-through host offload (kv_cache.tiers.offload: on_store).
+//
+// Real deployments copy a block down to host memory when it is stored,
+// not when the device evicts it: vLLM's native CPU offloading connector
+// (vllm/distributed/kv_transfer/kv_connector/v1/offloading_connector.py)
+// schedules a store of every newly full block after the step that computed
+// it and transfers it asynchronously, LMCache stores a request's KV chunks
+// as they are produced, and Dynamo KVBM's host offload does the same. The
+// copy is off the allocation's critical path: when the device later evicts
+// the block, its host copy already exists and the slot frees at once. Only
+// a block whose copy is still in flight holds its device slot until the
+// copy ends (vLLM delays freeing a request's blocks while their stores
+// are pending).
+//
+// Stores travel on the worker's own G1→G2 (D2H) link, batched by
+// offload_batch_blocks and sharing it by processor sharing, so a burst of
+// stores contends with itself exactly like eviction offloads do.
+
+// Store takes a block G1 just stored (made findable) in slot: G2 gets a
+// copy unless it already holds or receives one, or has no room (then the
+// block lives in G1 only). The copy starts at the next Flush.
+func (w *Worker) Store(hash uint64, slot int32) {
+	dst, added := w.g2.insert(hash)
+	if !added {
+		if dst >= 0 && w.g2.slots[dst].state == resident {
+			w.g2.touch(dst)
+		}
+		return
+	}
+	w.g2.slots[dst].writing = true
+	w.stores = append(w.stores, blk{hash: hash, src: slot, dst: dst})
+	if len(w.stores) >= w.sys.cfg.BatchBlocks {
+		w.flushStores()
+		w.sys.note(w.now)
+	}
+}
+
+// evictStored is Offload under write-through: a block G2 holds frees its
+// G1 slot at once; one whose store is queued or in flight keeps its slot
+// quarantined until the store lands; any other block (G2 had no room, or
+// evicted it since) is dropped.
+func (w *Worker) evictStored(hash uint64, slot int32) bool {
+	dst, ok := w.g2.byHash.get(hash, w.g2.slots)
+	if !ok {
+		return false
+	}
+	sl := &w.g2.slots[dst]
+	if sl.state == resident {
+		w.g2.touch(dst)
+		return false
+	}
+	if !sl.writing {
+		return false // staging in from G3/G4: not this slot's copy
+	}
+	if w.waiters == nil {
+		w.waiters = map[int32][]int32{}
+	}
+	w.waiters[dst] = append(w.waiters[dst], slot)
+	w.quarantined++
+	return true
+}
+
+// flushStores starts the queued stores' copies, in batches.
+func (w *Worker) flushStores() {
+	s := w.sys
+	for i := 0; i < len(w.stores); i += s.cfg.BatchBlocks {
+		part := w.stores[i:min(i+s.cfg.BatchBlocks, len(w.stores))]
+		j := s.newJob(storeJob, w.index)
+		s.jobs[j].blocks = append(s.jobs[j].blocks, part...)
+		s.start(w.up, G1ToG2, w.now, j)
+	}
+	w.stores = w.stores[:0]
+}
+
+// landStores applies a finished store batch: the blocks are resident in
+// G2 (and chained on to G3/G4), and evicted G1 slots waiting for them are
+// freed.
+func (s *System) landStores(w *Worker, blocks []blk, at float64) {
+	s.chain(w, blocks, at)
+	for _, b := range blocks {
+		w.g2.slots[b.dst].writing = false
+		w.g2.land(b.dst)
+		if len(w.waiters) == 0 {
+			continue
+		}
+		if slots, ok := w.waiters[b.dst]; ok {
+			w.freed = append(w.freed, slots...)
+			w.quarantined -= len(slots)
+			delete(w.waiters, b.dst)
+		}
+	}
+	w.publish(blocks)
+	s.stats.Tiers[0].Offloaded += int64(len(blocks))
+}
