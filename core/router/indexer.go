@@ -30,7 +30,8 @@ type Indexer struct {
 	TTL timing.Time
 
 	blockSize int
-	workers   [][]rankSet // by worker, then DP rank
+	workers   [][]rankSet  // by worker, then DP rank
+	lower     [][]lowerSet // G2 and G3 blocks by worker, then DP rank (tierindex.go)
 
 	// Remembered hashes, in expiry order: a doubly linked list through
 	// nodes (index + 1; 0 ends it), with a free list through next.
@@ -130,8 +131,10 @@ func (ix *Indexer) Apply(worker int, events []kv.Event) error {
 		}
 		rs.nextID = ev.ID + 1
 		if ev.Tier != kv.Device {
-			// The index is of G1: a block in a lower tier is not a prefix
-			// hit the worker can serve without onboarding it.
+			// A block in a lower tier is not a prefix hit the worker can
+			// serve without onboarding it: it is indexed apart and
+			// credited at the lower tiers' weights (tierindex.go).
+			ix.applyLower(worker, ev)
 			continue
 		}
 		switch ev.Kind {
@@ -259,6 +262,9 @@ func (ix *Indexer) RemoveWorker(worker int) {
 		n = next
 	}
 	ix.workers[worker] = nil
+	if worker < len(ix.lower) {
+		ix.lower[worker] = nil
+	}
 }
 
 func (ix *Indexer) alloc() int32 {

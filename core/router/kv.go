@@ -114,6 +114,7 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		for k := range v.Ranks(w) {
 			ld := r.rank(w, k)
 			overlap := r.idx.Overlap(w, k, r.hashes)
+			host, disk := r.idx.LowerOverlap(w, k, r.hashes, overlap)
 			// Block hashes chain their prefix, so the blocks active
 			// sequences share with the request are a leading run:
 			// counting stops at the first miss (O(matched blocks)).
@@ -128,6 +129,8 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 				NoLoad:        ld.requests == 0,
 				Cached:        overlap * bs,
 				DeviceOverlap: float64(overlap),
+				HostOverlap:   float64(host),
+				DiskOverlap:   float64(disk),
 				ActivePrefill: prefill,
 				DecodeBlocks:  PotentialDecodeBlocks(len(ld.blocks), isl, bs, true, additional),
 				Requests:      ld.requests,

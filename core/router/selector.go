@@ -16,6 +16,8 @@ type CostConfig struct {
 	PrefillLoadScale          float64 // weight of the prefill term against decode blocks
 	DecodeActiveRequestWeight float64 // cost per active request
 	SharedCacheMultiplier     float64 // credit per prompt block in a shared cache beyond the device's
+	HostCacheHitWeight        float64 // credit per prompt block in the worker's G2 beyond its G1 match
+	DiskCacheHitWeight        float64 // credit per prompt block in G3 beyond its G1 and G2 match
 	TrackPrefillTokens        bool    // charge prefill load (off: the prefill term is 0)
 	DecodeWorker              bool    // a decode pool: overlap credits decode blocks instead
 	Temperature               float64 // 0: cheapest, ties at random; > 0: softmax over costs
@@ -23,7 +25,7 @@ type CostConfig struct {
 
 // DefaultCostConfig is KvRouterConfig::default.
 func DefaultCostConfig() CostConfig {
-	return CostConfig{OverlapScoreCredit: 1, PrefillLoadScale: 1, TrackPrefillTokens: true}
+	return CostConfig{OverlapScoreCredit: 1, PrefillLoadScale: 1, TrackPrefillTokens: true, HostCacheHitWeight: 0.75, DiskCacheHitWeight: 0.25}
 }
 
 // Candidate is one eligible (worker, rank) as the cost function sees it.
@@ -35,6 +37,8 @@ type Candidate struct {
 	Cached        int     // overlap tokens credited to the request here
 	DeviceOverlap float64 // matched device blocks
 	SharedHits    float64 // prompt blocks found in a shared cache (0 without one)
+	HostOverlap   float64 // prompt blocks after DeviceOverlap the worker's G2 holds (lower-tier KV events)
+	DiskOverlap   float64 // prompt blocks after those a G3 holds
 	ActivePrefill int     // tracked uncached prompt tokens not yet prefill-complete
 	DecodeBlocks  int     // potential decode blocks after admission (PotentialDecodeBlocks)
 	Requests      int     // active requests
@@ -83,6 +87,9 @@ func (k *CostConfig) Cost(isl, bs int, c *Candidate, minPrefill int) float64 {
 		}
 	}
 	credit := k.OverlapScoreCredit*decay*c.DeviceOverlap + k.SharedCacheMultiplier*max(c.SharedHits-c.DeviceOverlap, 0)
+	if c.HostOverlap > 0 || c.DiskOverlap > 0 {
+		credit += k.HostCacheHitWeight*c.HostOverlap + k.DiskCacheHitWeight*c.DiskOverlap
+	}
 	return k.PrefillLoadScale*max(raw-credit, 0) + decode + requests
 }
 
