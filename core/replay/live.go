@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/dynosim/dynosim-web/core/engine"
@@ -41,6 +42,46 @@ func (l *Loop) Submit(prompt []uint32, maxOutput int, priority int32) (uint64, e
 	}
 	return id, l.dispatch(id)
 }
+
+// SubmitTo is Submit for a request its client sent to worker w itself (a
+// gateway's choice, on live's per-worker port): the first pool's router
+// does not place it; it runs on w, on the rank with the fewest requests
+// running and waiting. In a disaggregated deployment w is a prefill
+// worker and the decode pool's router still picks the decode side.
+func (l *Loop) SubmitTo(w int, prompt []uint32, maxOutput int, priority int32) (uint64, error) {
+	if !l.opt.Live {
+		return 0, ErrNotLive
+	}
+	if w < 0 || w >= len(l.ws) || l.ws[w].pool != 0 {
+		return 0, fmt.Errorf("replay: worker %d is not a worker of the first pool", w)
+	}
+	if l.pins == nil {
+		l.pins = map[uint64]int{}
+	}
+	l.pins[l.reqs.base+uint64(len(l.reqs.recs))+1] = w // the id Submit gives it
+	id, err := l.Submit(prompt, maxOutput, priority)
+	if _, left := l.pins[id]; left && err != nil {
+		delete(l.pins, id)
+	}
+	return id, err
+}
+
+// placePinned hands request id to worker w of the first pool directly.
+func (l *Loop) placePinned(id uint64, w int, prompt []uint32) error {
+	pool := &l.pools[0]
+	rank, best := 0, -1
+	for r, rk := range l.workers[w].Ranks {
+		m := rk.Metrics()
+		if n := m.Running + m.Waiting; best < 0 || n < best {
+			rank, best = r, n
+		}
+	}
+	l.obs.Routed(id, pool.kind, w, rank, l.now, 0)
+	return pool.role.accept(l, id, w, rank, prompt)
+}
+
+// PoolRole is the role of worker w's pool.
+func (l *Loop) PoolRole(w int) Role { return l.pools[l.ws[w].pool].kind }
 
 // Abort ends request id, whose client went away, and frees its KV. A
 // request still with the router, or on an idle worker, ends now; one in

@@ -181,7 +181,8 @@ type Loop struct {
 	scratch         []uint32       // promptOf's buffer: no prompt allocation per placement
 	rreq            router.Request // reused: a router's argument escapes
 	done            bool
-	stop            string // why the run ended: drained | max_virtual_time
+	stop            string         // why the run ended: drained | max_virtual_time
+	pins            map[uint64]int // live: requests sent to one worker, bypassing the router (SubmitTo)
 }
 
 // poolState is a pool with its workers' global indices in Loop.ws (the

@@ -127,6 +127,10 @@ func (l *Loop) place(id uint64) (bool, error) {
 	r := l.reqs.at(id)
 	prompt := l.promptOf(r)
 	pool := &l.pools[0]
+	if w, ok := l.pins[id]; ok {
+		delete(l.pins, id)
+		return true, l.placePinned(id, w, prompt)
+	}
 	l.rreq = router.Request{ID: id, Arrival: r.arrival, Now: l.now, Prompt: prompt, Output: r.turn.Output, Priority: r.turn.Priority, StrictPriority: r.turn.StrictPriority}
 	pl, ok := pool.Router.Place(&l.rreq, pool)
 	if !ok {

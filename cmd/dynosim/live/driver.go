@@ -361,6 +361,25 @@ func (d *driver) Terminal(id uint64, at timing.Time, reason string) {
 	s.signal()
 }
 
+// Worker implements replay.Observer: a worker the planner adds has its
+// series from the start, as the initial ones do.
+func (d *driver) Worker(w, _ int, c replay.WorkerChange, _ timing.Time) {
+	if c == replay.ChangeAdded && w < d.live.Workers() {
+		d.met.Init(w, len(d.live.Worker(w).Ranks))
+	}
+}
+
+// roleName is a pool role's worker_type label value.
+func roleName(r replay.Role) string {
+	switch r {
+	case replay.Prefill:
+		return "prefill"
+	case replay.Decode:
+		return "decode"
+	}
+	return "both"
+}
+
 var _ replay.Observer = (*driver)(nil)
 
 // submit hands s to the driver, unless the waiting queue is full (then

@@ -127,7 +127,11 @@ func New(o Options) (*Server, error) {
 		s.model = live.Config.Engine.Model
 	}
 	ec := live.Engine
-	s.met = metrics.New(ec.Policy.String(), s.model, metrics.Cache{BlockSize: ec.BlockSize, GPUBlocksPerRank: ec.NumBlocks, MaxModelLen: ec.MaxModelLen})
+	var role func(int) string // disaggregated: worker_type names each worker's pool
+	if len(live.Deployment.Pools) == 2 {
+		role = func(w int) string { return roleName(live.PoolRole(w)) }
+	}
+	s.met = metrics.NewWithRoles(ec.Policy.String(), s.model, metrics.Cache{BlockSize: ec.BlockSize, GPUBlocksPerRank: ec.NumBlocks, MaxModelLen: ec.MaxModelLen}, role)
 	d.tokens = newBlockTokens(ec.BlockSize)
 	s.hub = kvevents.NewHub(kvevents.Options{Model: s.model, BlockSize: ec.BlockSize, Tokens: d.tokens.tokens, Positional: o.Positional})
 	s.met.MustRegister(s.hub.Collectors()...)
@@ -139,6 +143,10 @@ func New(o Options) (*Server, error) {
 		for r := range live.Worker(w).Ranks {
 			s.hub.PublishCleared(w, 0, r)
 		}
+		// Every worker's and rank's series exist from start-up, at zero
+		// (issue 31 item 3): a router or autoscaler sees the whole fleet
+		// before its first request.
+		s.met.Init(w, len(live.Worker(w).Ranks))
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop

@@ -162,12 +162,29 @@ type Metrics struct {
 
 	mu      sync.Mutex
 	workers [][]observer // [worker][rank], nil until first use
+	role    func(worker int) string
+}
+
+// Init creates the series of a worker's ranks now, at zero, rather than at
+// their first observation: a scraper, router or autoscaler sees every
+// worker and DP rank from start-up (issue 31 item 3), as a vLLM engine
+// exports its gauges before its first request.
+func (m *Metrics) Init(worker, ranks int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	for r := range ranks {
+		m.at(worker, r)
+	}
+	m.mu.Unlock()
 }
 
 // family is one engine's set of metric vectors.
 type family interface {
-	// bind returns the children for one rank, creating its series.
-	bind(worker, rank string) observer
+	// bind returns the children for one rank, creating its series; role
+	// is the worker's pool role (used when the family has the label).
+	bind(worker, rank, role string) observer
 	// vecs lists every vector, for registration and ForgetWorker.
 	vecs() []*prometheus.MetricVec
 }
@@ -189,16 +206,25 @@ type observer interface {
 // collectors. It panics on an unknown backend, a programming error since
 // flags should have been validated with ParseBackend.
 func New(backend string, model string, cache Cache) *Metrics {
+	return NewWithRoles(backend, model, cache, nil)
+}
+
+// NewWithRoles is New for a deployment whose workers have pool roles (a
+// disaggregated one): every series also carries worker_type="<role of the
+// worker>" (role(worker): "prefill" or "decode"), the label Dynamo's
+// per-worker metrics name the role with (dynamo_frontend_worker_*). A nil
+// role is New.
+func NewWithRoles(backend string, model string, cache Cache, role func(worker int) string) *Metrics {
 	b, err := ParseBackend(backend)
 	if err != nil {
 		panic(err)
 	}
-	m := &Metrics{backend: b, reg: prometheus.NewRegistry()}
+	m := &Metrics{backend: b, reg: prometheus.NewRegistry(), role: role}
 	switch b {
 	case BackendSGLang:
-		m.fam = newSGLang(model, cache)
+		m.fam = newSGLang(model, cache, role != nil)
 	default:
-		m.fam = newVLLM(model, cache)
+		m.fam = newVLLM(model, cache, role != nil)
 	}
 	for _, v := range m.fam.vecs() {
 		m.reg.MustRegister(v) // a MetricVec collects what its typed vector holds
@@ -379,7 +405,11 @@ func (m *Metrics) at(worker, rank int) observer {
 		ranks = append(ranks, make([]observer, rank+1-len(ranks))...)
 		m.workers[worker] = ranks
 	}
-	o := m.fam.bind(strconv.Itoa(worker), strconv.Itoa(rank))
+	role := ""
+	if m.role != nil {
+		role = validUTF8(m.role(worker))
+	}
+	o := m.fam.bind(strconv.Itoa(worker), strconv.Itoa(rank), role)
 	ranks[rank] = o
 	return o
 }
@@ -413,6 +443,7 @@ const (
 	labelModel  = "model_name"
 	labelWorker = "worker"
 	labelDPRank = "dp_rank"
+	labelRole   = "worker_type"
 )
 
 // withLabels returns base followed by extra, in a new slice.

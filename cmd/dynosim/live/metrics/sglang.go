@@ -49,6 +49,7 @@ import (
 type sglangFamily struct {
 	model    string
 	capacity float64 // KV tokens per rank; 0 if unknown
+	role     bool    // series carry worker_type
 
 	running, queued, tokenUsage, usedTokens, maxTokens, hitRate *prometheus.GaugeVec
 
@@ -60,7 +61,11 @@ type sglangFamily struct {
 // sglangLabels are the per-rank labels of every sglang:* series, in order.
 var sglangLabels = []string{labelModel, "engine_type", "tp_rank", "pp_rank", labelDPRank, labelWorker}
 
-func newSGLang(model string, cache Cache) *sglangFamily {
+func newSGLang(model string, cache Cache, role bool) *sglangFamily {
+	sglangLabels := sglangLabels
+	if role {
+		sglangLabels = withLabels(sglangLabels, labelRole)
+	}
 	gauge := func(name, help string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, sglangLabels)
 	}
@@ -77,6 +82,7 @@ func newSGLang(model string, cache Cache) *sglangFamily {
 	return &sglangFamily{
 		model:    validUTF8(model),
 		capacity: capacity,
+		role:     role,
 
 		running:    gauge("sglang:num_running_reqs", "Requests in the rank's running batch."),
 		queued:     gauge("sglang:num_queue_reqs", "Requests in the rank's waiting queue."),
@@ -120,8 +126,11 @@ type sglangRank struct {
 	ttft, itl, e2e, queue prometheus.Observer
 }
 
-func (f *sglangFamily) bind(worker, rank string) observer {
+func (f *sglangFamily) bind(worker, rank, role string) observer {
 	l := []string{f.model, "unified", "0", "0", rank, worker}
+	if f.role {
+		l = append(l, role)
+	}
 	r := &sglangRank{
 		capacity: f.capacity,
 		running:  f.running.WithLabelValues(l...), queued: f.queued.WithLabelValues(l...),

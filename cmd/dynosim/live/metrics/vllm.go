@@ -61,6 +61,7 @@ import (
 type vllmFamily struct {
 	model string
 	cache Cache
+	role  bool // series carry worker_type
 
 	running, waiting, kvUsage, cacheInfo *prometheus.GaugeVec
 
@@ -83,7 +84,11 @@ var vllmReasons = [...]string{"stop", "length", "abort", "error"}
 // maxExtraReasons bounds the series created for unrecognised finish reasons.
 const maxExtraReasons = 16
 
-func newVLLM(model string, cache Cache) *vllmFamily {
+func newVLLM(model string, cache Cache, role bool) *vllmFamily {
+	vllmLabels := vllmLabels
+	if role {
+		vllmLabels = withLabels(vllmLabels, labelRole)
+	}
 	gauge := func(name, help string, extra ...string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, withLabels(vllmLabels, extra...))
 	}
@@ -97,6 +102,7 @@ func newVLLM(model string, cache Cache) *vllmFamily {
 	return &vllmFamily{
 		model: validUTF8(model),
 		cache: cache,
+		role:  role,
 
 		running:   gauge("vllm:num_requests_running", "Requests in the rank's running batch."),
 		waiting:   gauge("vllm:num_requests_waiting", "Requests queued on the rank, waiting to be scheduled."),
@@ -160,8 +166,11 @@ type vllmRank struct {
 	promptHist, genHist, maxGenHist, maxTok                          prometheus.Observer
 }
 
-func (f *vllmFamily) bind(worker, rank string) observer {
+func (f *vllmFamily) bind(worker, rank, role string) observer {
 	l := []string{f.model, rank, worker, rank}
+	if f.role {
+		l = append(l, role)
+	}
 	r := &vllmRank{
 		f: f, labels: l,
 		running: f.running.WithLabelValues(l...), waiting: f.waiting.WithLabelValues(l...), kvUsage: f.kvUsage.WithLabelValues(l...),
