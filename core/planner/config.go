@@ -28,6 +28,46 @@ type Config struct {
 	KalmanMinPoints                     int     // 5
 	ProphetWindow                       int     // prophet_window_size (50; 0: 50): points the prophet fallback fits
 	MaxGPUs                             int     // max_num_gpus (8): the total GPU ceiling over all pools
+
+	// ScaleDownCooldownS (0: DefaultScaleDownCooldownS) is the hysteresis
+	// of load-based scaling: no scale-down within this many seconds of a
+	// scale-up of the same pool (issue 31 item 1: a worker added at a load
+	// step was drained 75 s later while the load was still high).
+	ScaleDownCooldownS float64
+	// FPMHorizonS (0: DefaultFPMHorizonS) is how far back kept passes
+	// inform the regressions: older ones retire whatever their bucket, so
+	// the estimates follow the load down (issue 31 item 1: passes of a
+	// past peak held the fit, and two workers, for 600 s after it).
+	FPMHorizonS float64
+}
+
+// The hysteresis and the regressions' memory when Config leaves them 0.
+// The cool-down is 120 s, the bound issue 31 item 1 asks for (no drain
+// within 120 s of an add); it outlasts a worker's startup of a minute or
+// so and the few load ticks a new worker's backlog takes to clear. The
+// horizon is one slow-loop interval (throughput_adjustment_interval_seconds'
+// default, 180 s): the fast loop remembers a load level no longer than
+// the slow loop takes to see it once. Dynamo's load-based planner only
+// says "±1 per interval, no new action until the previous one completes"
+// (Planner Design); a scale-down stabilization window after a change is
+// what Kubernetes' HPA does (behavior.scaleDown.stabilizationWindowSeconds,
+// 300 s by default).
+const (
+	DefaultScaleDownCooldownS = 120
+	DefaultFPMHorizonS        = 180
+)
+
+// cooldownMs and horizonMs are the two in ms, defaults applied.
+func (c *Config) cooldownMs() float64 {
+	return 1000 * orDefault(c.ScaleDownCooldownS, DefaultScaleDownCooldownS)
+}
+func (c *Config) horizonMs() float64 { return 1000 * orDefault(c.FPMHorizonS, DefaultFPMHorizonS) }
+
+func orDefault(v, d float64) float64 {
+	if v == 0 {
+		return d
+	}
+	return v
 }
 
 // DefaultConfig returns the spec's defaults: throughput scaling on, load
@@ -193,6 +233,12 @@ func (c *Config) validate() error {
 		}
 		if c.MaxFPMSamples < 1 {
 			bad("planner.max_num_fpm_samples: must be ≥ 1, got %d", c.MaxFPMSamples)
+		}
+		if !finite(c.ScaleDownCooldownS) || c.ScaleDownCooldownS < 0 || c.ScaleDownCooldownS > MaxIntervalS {
+			bad("planner: scale-down cool-down: must be within 0..%v seconds, got %v", float64(MaxIntervalS), c.ScaleDownCooldownS)
+		}
+		if !finite(c.FPMHorizonS) || c.FPMHorizonS < 0 || c.FPMHorizonS > MaxIntervalS {
+			bad("planner: FPM horizon: must be within 0..%v seconds, got %v", float64(MaxIntervalS), c.FPMHorizonS)
 		}
 		if r := isqrt(c.FPMBucketSize); c.FPMBucketSize < 1 || r*r != c.FPMBucketSize {
 			bad("planner.fpm_sample_bucket_size: must be a perfect square ≥ 1, got %d", c.FPMBucketSize)

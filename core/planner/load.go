@@ -40,7 +40,7 @@ import (
 
 // ingest feeds pool p's passes into its windows and forgets workers that
 // left (passes of a worker no longer listed are dropped with it).
-func (pl *Planner) ingest(p *pool, st PoolState) {
+func (pl *Planner) ingest(p *pool, st PoolState, now float64) {
 	// Only a worker's last MaxFPMSamples passes of a tick can stay in its
 	// window: the older ones would be retired at once, and a retirement
 	// scans the window, so they are skipped (a busy worker passes
@@ -65,12 +65,21 @@ func (pl *Planner) ingest(p *pool, st PoolState) {
 			continue
 		}
 		pl.seq++
-		s := sample{x1: float64(max(ps.PrefillTokens, 0)), x2: float64(max(ps.DecodeKVTokens, 0)), y: ps.Ms, seq: pl.seq}
+		s := sample{x1: float64(max(ps.PrefillTokens, 0)), x2: float64(max(ps.DecodeKVTokens, 0)), y: ps.Ms, seq: pl.seq, at: ps.EndMs}
 		w := p.window(ps.Worker)
 		w.samples = append(w.samples, s)
 	}
+	// The horizon retires passes older than FPMHorizonS first: bucketed
+	// retirement alone keeps a past peak's passes for as long as the load
+	// stays low (they sit in buckets the low load never fills), and the
+	// fit keeps pricing the peak (issue 31 item 1).
+	cut := now - pl.cfg.horizonMs()
 	for i := range p.windows {
-		p.windows[i].trim(pl.cfg.MaxFPMSamples, pl.cfg.FPMBucketSize, p.role)
+		w := &p.windows[i]
+		if len(w.samples) > 0 && w.samples[0].at < cut { // kept in pass order: the first is the oldest
+			w.samples = slices.DeleteFunc(w.samples, func(s sample) bool { return s.at < cut })
+		}
+		w.trim(pl.cfg.MaxFPMSamples, pl.cfg.FPMBucketSize, p.role)
 	}
 	n := len(p.windows)
 	p.windows = slices.DeleteFunc(p.windows, func(w window) bool {
@@ -181,7 +190,7 @@ func (pl *Planner) estimate(p *pool, st PoolState) estimate {
 		return ttftSim(f, queued+prompt, d, p.chunk((queued+prompt)/(waiting+1)))
 	}
 	itl := func(prefill, d float64) float64 { return f.at(prefill, d+ctx) }
-	var sumQ, sumW, sumD float64
+	var sumQ, sumW, sumD, sumITL float64
 	e.ttft, e.itl = math.Inf(1), math.Inf(1)
 	for _, w := range ws {
 		q, wt, d := float64(max(w.QueuedPrefillTokens, 0)), float64(max(w.Waiting, 0)), decodeLoad(w)
@@ -190,7 +199,8 @@ func (pl *Planner) estimate(p *pool, st PoolState) estimate {
 			e.ttft = min(e.ttft, ttft(q, wt, d))
 		}
 		if p.role != prefill {
-			e.itl = min(e.itl, itl(meanPrefill, d))
+			v := itl(meanPrefill, d)
+			e.itl, sumITL = min(e.itl, v), sumITL+v
 		}
 	}
 	if p.role == decode {
@@ -216,8 +226,26 @@ func (pl *Planner) estimate(p *pool, st PoolState) estimate {
 	// requests' prefill chunks in some of them). Scale both ITL estimates
 	// by observed ÷ estimated, so the decision keeps the model's ratio
 	// between n and n−1 workers but the observed level.
-	if obs := pl.lastITL; p.role != prefill && obs > 0 && e.itl > 0 && !math.IsInf(e.itl, 0) {
-		k := min(max(obs/e.itl, 0.2), 5)
+	//
+	// The ratio compares like with like: the observed ITL is the mean over
+	// the requests of all workers, so it is divided by the mean of the
+	// workers' estimates, not the best worker's. Against the best worker a
+	// worker that just became ready (idle, its estimate low) next to one
+	// still working off the backlog made the ratio, and the estimate,
+	// jump: the planner added a third worker the moment the second came
+	// up (issue 31 item 1).
+	//
+	// And it is learned only from requests the current workers served:
+	// the requests completing now arrived about a TTFT + OSL × ITL ago,
+	// so for that long after the pool's workers changed the ratio of the
+	// last settled tick stays (k). A worker that just became ready is
+	// capacity the observed ITL has not seen yet; learning from the
+	// backlog's ITL then made the estimate several times the SLA.
+	if obs, mean := pl.lastITL, sumITL/float64(e.n); p.role != prefill && obs > 0 && mean > 0 && !math.IsInf(mean, 0) &&
+		!(pl.now-p.changedMs < pl.lagMs) {
+		p.k = min(max(obs/mean, 0.2), 5)
+	}
+	if k := p.k; p.role != prefill && k > 0 && !math.IsInf(e.itl, 0) {
 		e.itl, e.itlDown = e.itl*k, e.itlDown*k
 	}
 	return e
@@ -283,6 +311,26 @@ func (pl *Planner) loadPool(i int, st PoolState, targets []int, diag *Diagnostic
 	if st.Starting > 0 {
 		return fmt.Sprintf("%s hold: %d worker%s starting", p.Name, st.Starting, plural(st.Starting))
 	}
+	// Starting workers count as capacity until the observations see them
+	// (Dynamo's load planner: "no new action until the previous one
+	// completes"). Ready is not landed: the requests completing now
+	// arrived about a TTFT + OSL × ITL ago, before the worker served any,
+	// so for that long (at most the cool-down) the observed ITL is the
+	// backlog's. Acting on it added a third worker the moment the second
+	// came up (issue 31 item 1).
+	// The span is fixed at the first load tick after the ready (the lag
+	// shrinks as the backlog's requests complete), and it is twice the
+	// mean lag: the mean request of the backlog completes after one lag,
+	// its tail (longer outputs, later queue positions) about one more. At
+	// one lag the third worker was still added, 20 s after the ready, on
+	// an observed ITL of 37 ms that was 11 ms 30 s later.
+	if p.settleMs < 0 {
+		p.settleMs = min(2*pl.lagMs, pl.cfg.cooldownMs())
+	}
+	if since := pl.now - p.readyMs; since < p.settleMs {
+		return fmt.Sprintf("%s hold: the worker ready at t=%s s is not in the observed requests yet (%s of %s s)",
+			p.Name, num(p.readyMs/1000), num(since/1000), num(p.settleMs/1000))
+	}
 	obs := 0
 	for _, w := range p.windows {
 		obs += len(w.samples)
@@ -340,6 +388,14 @@ func (pl *Planner) loadDown(i int, e estimate, targets []int, now string, useT, 
 	lower := max(p.min, p.floor)
 	if targets[i]-1 < lower {
 		return fmt.Sprintf("%s: %s hold at its lower bound of %d", now, p.Name, lower)
+	}
+	// Hysteresis: no scale-down within the cool-down of the pool's last
+	// scale-up. The estimates right after an add see the backlog the new
+	// worker just took over drained away, not the load (issue 31 item 1).
+	if since := pl.now - p.lastUpMs; since < pl.cfg.cooldownMs() {
+		p.downStreak = 0
+		return fmt.Sprintf("%s: %s hold: cool-down after the add at t=%s s (%s of %s s)", now, p.Name,
+			num(p.lastUpMs/1000), num(since/1000), num(pl.cfg.cooldownMs()/1000))
 	}
 	share := pl.cfg.ScaleDownSensitivity / 100
 	under := e.kvFitsDown

@@ -29,6 +29,9 @@ func loadConfig() Config {
 	c := slaConfig()
 	c.Load, c.Throughput = true, false
 	c.ScaleDownTicks = 1 // each decision on its own (TestLoadScaleDownWaits has the streak)
+	// No cool-down after an add: these tests take each decision on its
+	// own (TestItem31_1Cooldown has the hysteresis, issue 31 item 1).
+	c.ScaleDownCooldownS = 0.001
 	return c
 }
 

@@ -86,7 +86,10 @@ type Decision struct {
 	Targets []int   // per pool: workers wanted (active + starting), within the minimums and max_num_gpus
 	NextMs  float64 // the next tick, strictly after NowMs; NaN: no more ticks
 	Reason  string  // short, e.g. "load: est TTFT 812 ms > 500 ms SLA: prefill +1"
-	Diag    Diagnostics
+	// Action is the tick's outcome over all pools: ActionUp if a target
+	// rose, else ActionDown if one fell, else ActionHold.
+	Action string
+	Diag   Diagnostics
 }
 
 // Diagnostics are a tick's intermediate numbers, NaN where not computed
@@ -101,6 +104,13 @@ type Diagnostics struct {
 	PredRate, ObservedRate                     float64 // the same requests per second
 	Floor                                      []int   // per pool: the throughput-based lower bound in force (0: none)
 }
+
+// The Decision.Action values (the report's planner.ticks[].action).
+const (
+	ActionUp   = "scale_up"
+	ActionDown = "scale_down"
+	ActionHold = "hold"
+)
 
 // role is what a pool's workers do.
 type role uint8
@@ -123,6 +133,17 @@ type pool struct {
 	// downStreak counts the consecutive load ticks whose estimates at one
 	// worker fewer stayed under the sensitivity; -1 only after downTicks.
 	downStreak int
+	// lastUpMs is when the pool's target last rose (either policy; NaN:
+	// never): the scale-down cool-down counts from it.
+	lastUpMs float64
+	// k is the load-based ITL correction last learned (NaN: none yet);
+	// changedMs is when the pool's worker counts last changed and seen
+	// the counts then (estimate: k is not learned for a lag after).
+	k         float64
+	changedMs float64
+	seen      [3]int
+	readyMs   float64 // when the pool last gained an active worker (NaN: never)
+	settleMs  float64 // how long after readyMs load-based scaling holds (-1: not fixed yet)
 }
 
 // Planner is the scaling planner's state between ticks.
@@ -145,8 +166,12 @@ type Planner struct {
 	// lastITL is the mean ITL of the requests the last tick saw complete
 	// (NaN: none yet): the load-based ITL estimate's correction.
 	lastITL float64
+	// lagMs is how long ago the requests the last tick saw complete
+	// arrived, about: their mean TTFT + OSL × ITL (0: unknown).
+	lagMs float64
 
-	seq uint64 // samples taken
+	seq uint64  // samples taken
+	now float64 // the tick's time, ms
 }
 
 // traffic accumulates the ticks' Traffic between throughput ticks.
@@ -170,7 +195,7 @@ func New(cfg Config, pools []Pool) (*Planner, error) {
 	var mins []string
 	minGPUs := 0
 	for _, p := range pools {
-		q := pool{Pool: p}
+		q := pool{Pool: p, lastUpMs: math.NaN(), k: math.NaN(), readyMs: math.NaN()}
 		field := "planner.min_workers"
 		switch p.Name {
 		case "aggregated":
@@ -267,14 +292,23 @@ func (pl *Planner) Tick(s Snapshot) Decision {
 	states := make([]PoolState, n)
 	copy(states, s.Pools)
 	d.Targets = make([]int, n)
+	pl.now = s.NowMs
+	have := make([]int, n)
 	for i, st := range states {
 		p := &pl.pools[i]
-		d.Targets[i] = min(max(st.Active+st.Starting, p.min), p.maxW)
+		have[i] = st.Active + st.Starting
+		if c := [3]int{st.Active, st.Starting, st.Draining}; c != p.seen {
+			if c[0] > p.seen[0] && s.Tick > 0 {
+				p.readyMs, p.settleMs = s.NowMs, -1 // the next load tick fixes settleMs
+			}
+			p.seen, p.changedMs = c, s.NowMs
+		}
+		d.Targets[i] = min(max(have[i], p.min), p.maxW)
 	}
 	pl.observe(s.Traffic)
 	if pl.cfg.Load {
 		for i := range pl.pools {
-			pl.ingest(&pl.pools[i], states[i])
+			pl.ingest(&pl.pools[i], states[i], s.NowMs)
 		}
 	}
 
@@ -302,8 +336,16 @@ func (pl *Planner) Tick(s Snapshot) Decision {
 		parts = append(parts, fmt.Sprintf("capped at %d GPUs", pl.cfg.MaxGPUs))
 	}
 	d.Diag.Floor = make([]int, n)
+	d.Action = ActionHold
 	for i := range pl.pools {
 		d.Diag.Floor[i] = pl.pools[i].floor
+		switch {
+		case d.Targets[i] > have[i]:
+			pl.pools[i].lastUpMs = s.NowMs
+			d.Action = ActionUp
+		case d.Targets[i] < have[i] && d.Action == ActionHold:
+			d.Action = ActionDown
+		}
 	}
 	switch {
 	case len(parts) > 0:
@@ -328,6 +370,9 @@ func (pl *Planner) observe(t Traffic) {
 	}
 	if ok(t.MeanITLMs) && t.MeanITLMs > 0 {
 		pl.lastITL = t.MeanITLMs
+		if ok(t.MeanTTFTMs) && ok(t.MeanOSL) {
+			pl.lagMs = t.MeanTTFTMs + t.MeanOSL*t.MeanITLMs
+		}
 	}
 	if t.Requests > 0 {
 		pl.acc.requests += t.Requests

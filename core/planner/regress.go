@@ -15,6 +15,7 @@ import (
 type sample struct {
 	x1, x2, y float64
 	seq       uint64
+	at        float64 // when the pass ended, ms: the horizon retires it
 }
 
 // window is a worker's kept passes.
