@@ -260,7 +260,7 @@ func (s *scaleState) counts(k int) (c report.WorkerCount) {
 // tickRecord is the report's record of one tick.
 func (s *scaleState) tickRecord(snap planner.Snapshot, d planner.Decision) report.PlannerTick {
 	l := s.l
-	r := report.PlannerTick{Tick: snap.Tick, TMs: snap.NowMs, Reason: d.Reason,
+	r := report.PlannerTick{Tick: snap.Tick, TMs: snap.NowMs, Reason: d.Reason, Action: d.Action,
 		EstTTFTMs: nan(d.Diag.EstTTFTMs), EstITLMs: nan(d.Diag.EstITLMs),
 		ObservedRequests: nan(d.Diag.ObservedRequests), ObservedISL: nan(d.Diag.ObservedISL), ObservedOSL: nan(d.Diag.ObservedOSL),
 		PredRequests: nan(d.Diag.PredRequests), PredISL: nan(d.Diag.PredISL), PredOSL: nan(d.Diag.PredOSL),

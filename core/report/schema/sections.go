@@ -192,6 +192,7 @@ type PlannerTick struct {
 	TMs            float64       `json:"t_ms"`
 	Reason         string        `json:"reason"`
 	Pools          []PlannerPool `json:"pools"`
+	Action         string        `json:"action"`      // scale_up (a target rose), scale_down (one fell, none rose) or hold; reason says why (issue 31 item 1)
 	EstTTFTMs      *float64      `json:"est_ttft_ms"` // load-based estimates; null when not computed
 	EstITLMs       *float64      `json:"est_itl_ms"`
 	ObservedTTFTMs *float64      `json:"observed_ttft_ms"` // of the requests completed since the last tick
