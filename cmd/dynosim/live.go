@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -36,6 +37,7 @@ func runLive(args []string, stderr io.Writer) error {
 		idleTO     = fs.Duration("idle-timeout", live.DefaultIdleTimeout, "close a keep-alive connection idle this long")
 		maxConns   = fs.Int("max-connections", 0, "open connections at most; at the cap the longest-idle one is closed for a new one, else new ones wait (0: the open-file limit less 64, at most 10000)")
 		inflight   = fs.Int64("max-inflight-bytes", live.DefaultMaxInflightBytes, "request body `BYTES` being read, tokenized or waiting for an engine before new requests get 429 with Retry-After (at least 8388608, the largest body)")
+		portBase   = fs.Int("per-worker-ports", 0, "also serve worker i of the first pool on port `BASE`+i, requests going straight to it past the simulated router, for an external router or gateway (0: off; BASE in 1024..65535-workers)")
 		sets       multiFlag
 	)
 	if err := parseConfigFlags(fs, args, cfgPath, &sets); err != nil {
@@ -58,7 +60,7 @@ func runLive(args []string, stderr io.Writer) error {
 	}
 	srv, err := live.New(live.Options{Inputs: in, Speedup: *speedup, Model: *model, MaxWaiting: *maxWaiting,
 		ZMQ: *zmq, ZMQReplay: *replay, Positional: *positional, MaxInflightBytes: *inflight,
-		ReadTimeout: *readTO, IdleTimeout: *idleTO, MaxConnections: *maxConns})
+		ReadTimeout: *readTO, IdleTimeout: *idleTO, MaxConnections: *maxConns, WorkerPortBase: *portBase})
 	if err != nil {
 		return err
 	}
@@ -67,7 +69,17 @@ func runLive(args []string, stderr io.Writer) error {
 		srv.Close()
 		return fmt.Errorf("live: %w", err)
 	}
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	mainPort, _ := strconv.Atoi(port)
+	if err := srv.ListenWorkers(host, mainPort); err != nil {
+		ln.Close()
+		srv.Close()
+		return usageError{err}
+	}
 	fmt.Fprintf(stderr, "dynosim: live: serving %s on http://%s/v1\n", srv.Info, ln.Addr())
+	for i, a := range srv.WorkerAddrs() {
+		fmt.Fprintf(stderr, "dynosim: live: worker %d on http://%s/v1\n", i, a)
+	}
 	if *zmq != "" {
 		fmt.Fprintf(stderr, "dynosim: live: KV events on %s (topic kv@worker-<i>@%s)\n", *zmq, srv.Model())
 	}

@@ -196,7 +196,13 @@ func (d *driver) command(c command) {
 	// per-request series stayed 0: issue 29 item 6).
 	d.tokens.add(&s.hashes, s.prompt...)
 	d.submitting = s
-	id, err := d.live.Submit(s.prompt, s.maxTokens, s.priority)
+	var id uint64
+	var err error
+	if s.pin >= 0 {
+		id, err = d.live.SubmitTo(s.pin, s.prompt, s.maxTokens, s.priority)
+	} else {
+		id, err = d.live.Submit(s.prompt, s.maxTokens, s.priority)
+	}
 	d.submitting = nil
 	s.prompt = nil
 	if err != nil {

@@ -42,6 +42,9 @@ type Options struct {
 	// stream: each write has its own deadline (writeTimeout).
 	ReadTimeout, IdleTimeout time.Duration
 	MaxConnections           int
+	// WorkerPortBase: worker i of the first pool also serves on port
+	// WorkerPortBase+i, routed straight to it (ports.go; 0: off).
+	WorkerPortBase int
 }
 
 // DefaultMaxWaiting is Options.MaxWaiting's default.
@@ -65,7 +68,8 @@ type Server struct {
 	model   string
 	created int64
 	// Info describes the deployment, for the start-up line.
-	Info string
+	Info      string
+	workerLns []net.Listener // ListenWorkers'
 }
 
 // The bounds of --speedup. A long-running server must not reach the
@@ -217,9 +221,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	hs.RegisterOnShutdown(cs.closeFresh)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(cs.listener(ln)) }()
+	workers := s.serveWorkers()
 	var stopped error
 	select {
 	case err := <-errc:
+		for _, w := range workers {
+			w.Close()
+		}
 		s.Close()
 		return err
 	case <-ctx.Done():
@@ -232,6 +240,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	err := hs.Shutdown(sctx)
+	for _, w := range workers {
+		w.Shutdown(sctx)
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = nil // streams still open end now, with an error event
 	}
@@ -247,6 +258,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	t.Stop()
 	hs.Close()
+	for _, w := range workers {
+		w.Close()
+	}
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
 	}
@@ -277,7 +291,11 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []model{{s.model, "model", s.created, "dynosim", s.model, s.d.live.Engine.MaxModelLen}}})
 }
 
-func (s *Server) complete(chat bool) http.HandlerFunc {
+func (s *Server) complete(chat bool) http.HandlerFunc { return s.completeOn(chat, -1) }
+
+// completeOn serves completions on worker pin (-1: where the router places
+// them).
+func (s *Server) completeOn(chat bool, pin int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.active.enter()
 		defer s.active.leave()
@@ -291,6 +309,7 @@ func (s *Server) complete(chat bool) http.HandlerFunc {
 		defer held.free()
 		st := newStream(prompt, n, q.priority())
 		st.held = held
+		st.pin = pin
 		ok, err := s.d.submit(r.Context(), st, s.opt.MaxWaiting)
 		switch {
 		case err != nil:
