@@ -52,6 +52,10 @@ type PlannerDecision struct {
 	From   int
 	To     int
 	Reason string
+	// Action is scale_up or scale_down, the pool's own direction (the
+	// tick's planner.ticks[].action is over all pools): the table marks
+	// the way down as well as the way up (issue 31 item 1).
+	Action string
 }
 
 // maxDecisionRows is the most decisions the table lists (a day-long trace
@@ -121,7 +125,11 @@ func plannerDecisions(p *plannerSection) []PlannerDecision {
 			}
 			last[q.Pool] = q.Target
 			if ok && q.Target != prev {
-				out = append(out, PlannerDecision{Index: i, Tick: t.Tick, TMs: t.TMs, Pool: q.Pool, From: prev, To: q.Target, Reason: t.Reason})
+				a := "scale_down" // the pool's own direction: a tick's action is over all pools
+				if q.Target > prev {
+					a = "scale_up"
+				}
+				out = append(out, PlannerDecision{Index: i, Tick: t.Tick, TMs: t.TMs, Pool: q.Pool, From: prev, To: q.Target, Reason: t.Reason, Action: a})
 			}
 		}
 	}

@@ -123,3 +123,18 @@ func TestPlannerViewPools(t *testing.T) {
 		t.Error("a report without planner has one")
 	}
 }
+
+// Issue 31 item 1: each decision row carries its pool's direction, so the
+// table shows the way down as well as the way up.
+func TestItem31_1DecisionAction(t *testing.T) {
+	p, err := parseReport([]byte(plannerJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := plannerView(p.Planner)
+	for i, want := range []string{"scale_down", "scale_down", "scale_up", "scale_up"} {
+		if i >= len(v.Decisions) || v.Decisions[i].Action != want {
+			t.Errorf("decision %d = %+v, want action %s", i, v.Decisions, want)
+		}
+	}
+}

@@ -149,8 +149,14 @@ test("the planner preset: the Planner panel with its plots, summary and decision
   // … and the decisions table lists them (keyboard and screen readers)
   await tid(page, "planner-timeline").locator("details.plannerdecisions summary").click();
   const rows = await tid(page, "planner-decisions").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => ({
-    tick: Number(tr.dataset.tick), pool: tr.children[1].textContent, change: tr.children[2].textContent, reason: tr.children[3].textContent })));
-  assert.deepEqual(rows, want.slice(0, 200).map((m) => ({ tick: m.tick, pool: m.pool, change: `${m.from} → ${m.to} (${m.to > m.from ? "+" : ""}${m.to - m.from})`, reason: m.reason })));
+    tick: Number(tr.dataset.tick), pool: tr.children[1].textContent, change: tr.children[2].textContent, reason: tr.children[3].textContent,
+    action: tr.dataset.action })));
+  assert.deepEqual(rows, want.slice(0, 200).map((m) => ({ tick: m.tick, pool: m.pool, change: `${m.from} → ${m.to} (${m.to > m.from ? "+" : ""}${m.to - m.from})`, reason: m.reason,
+    action: m.to > m.from ? "scale_up" : "scale_down" })));
+  // every tick says what it did (issue 31 item 1): a decision's tick is a
+  // scale_up or scale_down, every other tick a hold
+  const scaled = new Set(want.map((m) => m.tick));
+  for (const t of rep.planner.ticks) assert.ok(scaled.has(t.tick) ? ["scale_up", "scale_down"].includes(t.action) : t.action === "hold", `tick ${t.tick}: ${t.action}`);
   // the legends are keyboard-reachable, as in charts.js
   assert.ok(await page.locator('[data-testid="planner-timeline"] .u-legend[tabindex="0"]').count() >= 2);
   await shot(page, "1280");
