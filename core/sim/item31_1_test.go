@@ -133,8 +133,8 @@ func TestItem31_1StepLoad(t *testing.T) {
 			t.Logf("adds at %v ms, drains at %v ms, first up %v ms, back to 1 at %v ms", f.adds, f.drains, f.up, f.down)
 			t.Logf("GPU-hours %.3f vs static 2: %.3f; goodput %v vs %v (%.1f %%)", gpuh, sGPUh, good, sGood, 100*good/sGood)
 			for _, tk := range p.Ticks {
-				if tk.Pools[0].Target != tk.Pools[0].Active+tk.Pools[0].Starting || int(tk.TMs)%30000 == 0 || (tk.TMs > 360_000 && tk.TMs < 380_000) {
-					t.Logf("t=%6.0f target %d a%d s%d d%d estITL %v obsITL %v: %s", tk.TMs/1000, tk.Pools[0].Target, tk.Pools[0].Active, tk.Pools[0].Starting, tk.Pools[0].Draining, fp(tk.EstITLMs), fp(tk.ObservedITLMs), tk.Reason)
+				if tk.Action != "hold" {
+					t.Logf("t=%5.0f s %s to %d (est ITL %s, observed %s ms): %s", tk.TMs/1000, tk.Action, tk.Pools[0].Target, fp(tk.EstITLMs), fp(tk.ObservedITLMs), tk.Reason)
 				}
 			}
 			if f.up < 0 || f.up > 300_000+120_000 {
