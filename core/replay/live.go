@@ -29,18 +29,7 @@ var ErrNotLive = errors.New("replay: not a live loop")
 // Submit releases a request now: its prompt tokens (copied) and requested
 // output. It returns the request's id; the next RunUntil routes it.
 func (l *Loop) Submit(prompt []uint32, maxOutput int, priority int32) (uint64, error) {
-	if !l.opt.Live {
-		return 0, ErrNotLive
-	}
-	l.released++
-	t := &workload.Turn{Input: len(prompt), Output: maxOutput, Blocks: slices.Clone(prompt), Priority: priority}
-	id := l.reqs.add(request{turn: t, session: -1, index: -1, arrival: l.now, worker: -1})
-	l.obs.Arrived(id, l.now, len(prompt), maxOutput)
-	if l.opt.Frontend > 0 {
-		l.q.push(event{at: l.now + l.opt.Frontend, kind: Dispatch, req: id})
-		return id, nil
-	}
-	return id, l.dispatch(id)
+	return l.submitLive(prompt, maxOutput, priority, -1)
 }
 
 // SubmitTo is Submit for a request its client sent to worker w itself (a
@@ -49,21 +38,32 @@ func (l *Loop) Submit(prompt []uint32, maxOutput int, priority int32) (uint64, e
 // running and waiting. In a disaggregated deployment w is a prefill
 // worker and the decode pool's router still picks the decode side.
 func (l *Loop) SubmitTo(w int, prompt []uint32, maxOutput int, priority int32) (uint64, error) {
-	if !l.opt.Live {
-		return 0, ErrNotLive
-	}
 	if w < 0 || w >= len(l.ws) || l.ws[w].pool != 0 {
 		return 0, fmt.Errorf("replay: worker %d is not a worker of the first pool", w)
 	}
-	if l.pins == nil {
-		l.pins = map[uint64]int{}
+	return l.submitLive(prompt, maxOutput, priority, w)
+}
+
+// submitLive releases a live request, pinned to worker pin if pin ≥ 0.
+func (l *Loop) submitLive(prompt []uint32, maxOutput int, priority int32, pin int) (uint64, error) {
+	if !l.opt.Live {
+		return 0, ErrNotLive
 	}
-	l.pins[l.reqs.base+uint64(len(l.reqs.recs))+1] = w // the id Submit gives it
-	id, err := l.Submit(prompt, maxOutput, priority)
-	if _, left := l.pins[id]; left && err != nil {
-		delete(l.pins, id)
+	l.released++
+	t := &workload.Turn{Input: len(prompt), Output: maxOutput, Blocks: slices.Clone(prompt), Priority: priority}
+	id := l.reqs.add(request{turn: t, session: -1, index: -1, arrival: l.now, worker: -1})
+	if pin >= 0 {
+		if l.pins == nil {
+			l.pins = map[uint64]int{}
+		}
+		l.pins[id] = pin // place takes it from here
 	}
-	return id, err
+	l.obs.Arrived(id, l.now, len(prompt), maxOutput)
+	if l.opt.Frontend > 0 {
+		l.q.push(event{at: l.now + l.opt.Frontend, kind: Dispatch, req: id})
+		return id, nil
+	}
+	return id, l.dispatch(id)
 }
 
 // placePinned hands request id to worker w of the first pool directly.

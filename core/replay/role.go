@@ -178,6 +178,7 @@ func (l *Loop) wake(w, r int) {
 // dispatch offers request id to the router; one it holds waits.
 func (l *Loop) dispatch(id uint64) error {
 	if l.reqs.at(id).abort {
+		delete(l.pins, id)
 		l.terminal(id, Aborted) // its client left while it was in the frontend
 		return nil
 	}
