@@ -95,6 +95,21 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 	return s, true
 }
 
+// warmVictims loads the index entries of the blocks the next n inserts
+// would evict (the LRU head onward), so a batch's victim lookups overlap
+// their cache misses as warm does for the new hashes (write-through sends
+// every stored block through G2 and G3, whose tables are large and cold).
+func (p *pool) warmVictims(n int) {
+	if p.capacity == 0 {
+		return
+	}
+	n = min(n, p.used+n-p.capacity)
+	for s := p.head; s >= 0 && n > 0; n-- {
+		p.byHash.warm(p.slots[s].hash)
+		s = p.slots[s].next
+	}
+}
+
 // cancel gives back an incoming block's room.
 func (p *pool) cancel(s int32) {
 	p.byHash.del(p.slots[s].hash, s)

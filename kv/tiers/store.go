@@ -20,17 +20,11 @@ package tiers
 
 // Store takes a block G1 just stored (made findable) in slot: G2 gets a
 // copy unless it already holds or receives one, or has no room (then the
-// block lives in G1 only). The copy starts at the next Flush.
+// block lives in G1 only). Placing it in G2 waits for the batch (G2's
+// table is large and cold: a batch's probes overlap their misses); its
+// copy starts at the next Flush.
 func (w *Worker) Store(hash uint64, slot int32) {
-	dst, added := w.g2.insert(hash)
-	if !added {
-		if dst >= 0 && w.g2.slots[dst].state == resident {
-			w.g2.touch(dst)
-		}
-		return
-	}
-	w.g2.slots[dst].writing = true
-	w.stores = append(w.stores, blk{hash: hash, src: slot, dst: dst})
+	w.stores = append(w.stores, blk{hash: hash, src: slot, dst: -1})
 	if len(w.stores) >= w.sys.cfg.BatchBlocks {
 		w.flushStores()
 		w.sys.note(w.now)
@@ -40,18 +34,29 @@ func (w *Worker) Store(hash uint64, slot int32) {
 // evictStored is Offload under write-through: a block G2 holds frees its
 // G1 slot at once; one whose store is queued or in flight keeps its slot
 // quarantined until the store lands; any other block (G2 had no room, or
-// evicted it since) is dropped.
+// evicted it since) is dropped. The G2 slot is found through the G1 slot
+// (g2of), checked by hash, without probing G2's table.
 func (w *Worker) evictStored(hash uint64, slot int32) bool {
-	dst, ok := w.g2.byHash.get(hash, w.g2.slots)
-	if !ok {
+	if len(w.stores) > 0 {
+		w.flushStores() // a queued store of it starts now, at the pass start
+		w.sys.note(w.now)
+	}
+	if int(slot) >= len(w.g2of) {
+		return false
+	}
+	dst := w.g2of[slot] - 1
+	w.g2of[slot] = 0
+	if dst < 0 {
 		return false
 	}
 	sl := &w.g2.slots[dst]
-	if sl.state == resident {
+	switch {
+	case sl.hash != hash || sl.state == pfree:
+		return false // G2 evicted it since
+	case sl.state == resident:
 		w.g2.touch(dst)
 		return false
-	}
-	if !sl.writing {
+	case !sl.writing:
 		return false // staging in from G3/G4: not this slot's copy
 	}
 	if w.waiters == nil {
@@ -62,16 +67,45 @@ func (w *Worker) evictStored(hash uint64, slot int32) bool {
 	return true
 }
 
-// flushStores starts the queued stores' copies, in batches.
+// flushStores places the queued stores in G2 and starts their copies, in
+// batches.
 func (w *Worker) flushStores() {
 	s := w.sys
-	for i := 0; i < len(w.stores); i += s.cfg.BatchBlocks {
-		part := w.stores[i:min(i+s.cfg.BatchBlocks, len(w.stores))]
+	for _, b := range w.stores {
+		w.g2.byHash.warm(b.hash) // the batch's misses in flight at once
+	}
+	w.g2.warmVictims(len(w.stores))
+	keep := w.stores[:0]
+	for _, b := range w.stores {
+		dst, added := w.g2.insert(b.hash)
+		if dst >= 0 {
+			w.remember(b.src, dst)
+		}
+		if !added {
+			if dst >= 0 && w.g2.slots[dst].state == resident {
+				w.g2.touch(dst)
+			}
+			continue
+		}
+		w.g2.slots[dst].writing = true
+		b.dst = dst
+		keep = append(keep, b)
+	}
+	for i := 0; i < len(keep); i += s.cfg.BatchBlocks {
+		part := keep[i:min(i+s.cfg.BatchBlocks, len(keep))]
 		j := s.newJob(storeJob, w.index)
 		s.jobs[j].blocks = append(s.jobs[j].blocks, part...)
 		s.start(w.up, G1ToG2, w.now, j)
 	}
 	w.stores = w.stores[:0]
+}
+
+// remember records that G1 slot src's block is in G2 slot dst.
+func (w *Worker) remember(src, dst int32) {
+	if int(src) >= len(w.g2of) {
+		w.g2of = append(w.g2of, make([]int32, int(src)+1-len(w.g2of))...)
+	}
+	w.g2of[src] = dst + 1
 }
 
 // landStores applies a finished store batch: the blocks are resident in

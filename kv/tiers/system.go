@@ -113,6 +113,7 @@ type Worker struct {
 	queue       []blk             // evicted G1 blocks waiting for a batch
 	stores      []blk             // write-through: stored G1 blocks waiting for a batch
 	waiters     map[int32][]int32 // write-through: G2 slot in flight → evicted G1 slots waiting for it
+	g2of        []int32           // write-through: G1 slot → its block's G2 slot + 1 (0: none)
 	freed       []int32           // G1 slots whose copy has finished
 	ready       []uint64          // requests whose onboarding has finished
 	quarantined int
@@ -547,6 +548,7 @@ func (s *System) chain(w *Worker, blocks []blk, at float64) {
 		for _, b := range blocks {
 			dst.byHash.warm(b.hash) // the batch's misses in flight at once
 		}
+		dst.warmVictims(len(blocks))
 		j := int32(-1)
 		for _, b := range blocks {
 			slot, added := dst.insert(b.hash)
