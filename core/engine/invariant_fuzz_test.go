@@ -170,6 +170,7 @@ func fzDecodeSetup(r *fzReader, families []fzFamily, ranks int) fzSetup {
 			set.BlockSize, set.BytesPerToken = c.BlockSize, 2.5e5
 			set.G2Blocks, set.G3Blocks, set.G4 = 1+int(b6&15), []int{0, 8, 64, 0}[b7&3], b7&4 != 0
 			set.BatchBlocks = []int{1, 2, 32, 0}[b7>>3&3]
+			set.WriteThrough = b7&32 != 0 // offload: on_store (issue 31 item 2)
 			bw := []float64{1, 14, 0, 0.25}[b6>>4&3]
 			set.G1ToG2, set.G2ToG1, set.G2ToG3, set.G3ToG2, set.G2ToG4, set.G4ToG2 = bw, bw, bw/2, bw/2, bw/4, bw/4
 			tc, err := tiers.Resolve(set)

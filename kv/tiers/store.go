@@ -20,15 +20,14 @@ package tiers
 
 // Store takes a block G1 just stored (made findable) in slot: G2 gets a
 // copy unless it already holds or receives one, or has no room (then the
-// block lives in G1 only). Placing it in G2 waits for the batch (G2's
-// table is large and cold: a batch's probes overlap their misses); its
-// copy starts at the next Flush.
+// block lives in G1 only). Placing it in G2 waits for the next Flush (G2's
+// table is large and cold: a batch's probes overlap their misses), and so
+// does its copy.
 func (w *Worker) Store(hash uint64, slot int32) {
+	// Only queued: G1 calls Store while it groups its own Stored events,
+	// which a G2 eviction's Removed event must not interleave. The copies
+	// start at the pass's Flush, at the same virtual time.
 	w.stores = append(w.stores, blk{hash: hash, src: slot, dst: -1})
-	if len(w.stores) >= w.sys.cfg.BatchBlocks {
-		w.flushStores()
-		w.sys.note(w.now)
-	}
 }
 
 // evictStored is Offload under write-through: a block G2 holds frees its
