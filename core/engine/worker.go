@@ -22,6 +22,16 @@ import (
 type Worker struct {
 	Ranks []Rank
 	lanes []Pass // each lane's merged pass, reused by its next step
+	// last is each lane's latest pass as StepLane returned it, and parts
+	// the rank passes it is made of (RankPasses).
+	last  []*Pass
+	parts [][]RankPass
+}
+
+// RankPass is one rank's own pass within a lane's pass.
+type RankPass struct {
+	Rank int
+	Pass *Pass
 }
 
 // NewWorker returns a worker of ranks cores in one lock-step lane.
@@ -75,10 +85,18 @@ func (w *Worker) Step(now timing.Time) *Pass { return w.StepLane(now, 0) }
 // lane's next step. A lane of one rank returns that rank's own pass.
 func (w *Worker) StepLane(now timing.Time, k int) *Pass {
 	n := len(w.lanes)
+	if w.last == nil {
+		w.last, w.parts = make([]*Pass, n), make([][]RankPass, n)
+	}
+	parts := w.parts[k][:0]
+	defer func() { w.parts[k] = parts }()
 	if len(w.Ranks) == n {
-		return w.Ranks[k].Step(now)
+		p := w.Ranks[k].Step(now)
+		w.last[k], parts = p, append(parts, RankPass{k, p})
+		return p
 	}
 	m := &w.lanes[k]
+	w.last[k] = m
 	*m = Pass{Start: now, End: now, Signals: m.Signals[:0], Admissions: m.Admissions[:0], Events: m.Events[:0], Reserved: m.Reserved[:0]}
 	for r := k; r < len(w.Ranks); r += n {
 		c := w.Ranks[r]
@@ -86,6 +104,7 @@ func (w *Worker) StepLane(now timing.Time, k int) *Pass {
 			continue
 		}
 		p := c.Step(now)
+		parts = append(parts, RankPass{r, p})
 		m.End = max(m.End, p.End)
 		m.Signals = append(m.Signals, p.Signals...)
 		m.Admissions = append(m.Admissions, p.Admissions...)
@@ -99,6 +118,21 @@ func (w *Worker) StepLane(now timing.Time, k int) *Pass {
 	}
 	m.Metrics = w.LaneMetrics(k)
 	return m
+}
+
+// RankPasses returns the rank passes p is made of, lower rank first, p
+// being a lane's latest pass (StepLane's result, not stepped again since):
+// a lane of one rank gives p itself, a merged pass the passes of the ranks
+// that had work. Per-rank results a merged pass sums or drops (its FPM
+// snapshot is zero) are read there, e.g. by the live server's
+// forward-pass metrics, one message per rank. nil for any other pass.
+func (w *Worker) RankPasses(p *Pass) []RankPass {
+	for k, q := range w.last {
+		if q == p {
+			return w.parts[k]
+		}
+	}
+	return nil
 }
 
 // Metrics sums the ranks' load.
