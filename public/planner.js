@@ -310,8 +310,10 @@
     },
     remount,
     // describe() says what is drawn (for tests): each plot's id, whether its
-    // canvas is in the page, its series with their point counts, and the
-    // decision markers with their page coordinates.
+    // canvas is in the page, its series with their point counts (a step
+    // line's also with its steps, [t s, value] as uPlot holds them, so a
+    // test reads the workers going up and back down), and the decision
+    // markers with their page coordinates.
     describe() {
       if (!node) return null;
       return {
@@ -319,7 +321,11 @@
         plots: figs.map(({ fig, slot }) => {
           const s = slot.spec, u = slot.u;
           const out = { id: s.id, title: s.title, empty: !u, canvas: !!fig.querySelector("canvas"),
-            series: s.lines.map((l) => ({ label: l.label, points: l.ys.filter((y) => y !== null).length })) };
+            series: s.lines.map((l, i) => {
+              const d = { label: l.label, points: l.ys.filter((y) => y !== null).length };
+              if (u && l.step) d.steps = u.data[0].map((x, j) => [x, u.data[i + 1][j]]).filter((xy) => xy[1] !== null && xy[1] !== undefined);
+              return d;
+            }) };
           if (u && s.markers) {
             const r = u.over.getBoundingClientRect();
             out.markers = s.markers.map((m) => ({ tick: m.tick.tick, pool: m.pool, from: m.from, to: m.to, reason: m.tick.reason,
