@@ -31,7 +31,10 @@ type SeriesLine = schema.SeriesLine
 // Tiers builds the kv_tiers entry of pool from its tiers' snapshot over a
 // run of durationMs.
 func Tiers(pool string, cfg tiers.Config, n tiers.Snapshot, durationMs float64) TierPool {
-	t := TierPool{Pool: pool, BlockBytes: cfg.BlockBytes, OffloadBatchBlocks: cfg.BatchBlocks, Workers: n.Workers}
+	t := TierPool{Pool: pool, BlockBytes: cfg.BlockBytes, OffloadBatchBlocks: cfg.BatchBlocks, Offload: "on_evict", Workers: n.Workers}
+	if cfg.WriteThrough {
+		t.Offload = "on_store"
+	}
 	caps := [3]int{cfg.G2Blocks, cfg.G3Blocks, 0}
 	on := [3]bool{true, cfg.G3Blocks > 0, cfg.G4}
 	for i, name := range []string{"g2", "g3", "g4"} {

@@ -236,6 +236,7 @@ type TierPool struct {
 	Pool               string     `json:"pool"`
 	BlockBytes         float64    `json:"block_bytes"`
 	OffloadBatchBlocks int        `json:"offload_batch_blocks"`
+	Offload            string     `json:"offload"` // on_store (write-through) | on_evict
 	Workers            int        `json:"workers"` // engine cores (DP ranks) with a G2 each
 	Tiers              []TierStat `json:"tiers"`
 	Links              []LinkStat `json:"links"`
