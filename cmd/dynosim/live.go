@@ -38,6 +38,7 @@ func runLive(args []string, stderr io.Writer) error {
 		maxConns   = fs.Int("max-connections", 0, "open connections at most; at the cap the longest-idle one is closed for a new one, else new ones wait (0: the open-file limit less 64, at most 10000)")
 		inflight   = fs.Int64("max-inflight-bytes", live.DefaultMaxInflightBytes, "request body `BYTES` being read, tokenized or waiting for an engine before new requests get 429 with Retry-After (at least 8388608, the largest body)")
 		portBase   = fs.Int("per-worker-ports", 0, "also serve worker i of the first pool on port `BASE`+i, requests going straight to it past the simulated router, for an external router or gateway (0: off; BASE in 1024..65535-workers)")
+		fpmPort    = fs.Int("fpm-port", 0, "publish forward-pass metrics (Dynamo's ForwardPassMetrics: per pass, scheduled and queued prefill and decode work) over ZMQ PUB, engine rank i on port `BASE`+i of --addr's host, as DYN_FORWARDPASS_METRIC_PORT (0: off; Dynamo's default base is 20380)")
 		sets       multiFlag
 	)
 	if err := parseConfigFlags(fs, args, cfgPath, &sets); err != nil {
@@ -58,7 +59,11 @@ func runLive(args []string, stderr io.Writer) error {
 	if err := loadConfig(&in, *cfgPath); err != nil {
 		return err
 	}
-	srv, err := live.New(live.Options{Inputs: in, Speedup: *speedup, Model: *model, MaxWaiting: *maxWaiting,
+	fpmHost, _, _ := net.SplitHostPort(*addr)
+	if fpmHost == "" {
+		fpmHost = "0.0.0.0" // --addr :PORT listens on every interface
+	}
+	srv, err := live.New(live.Options{FPMPortBase: *fpmPort, FPMHost: fpmHost, Inputs: in, Speedup: *speedup, Model: *model, MaxWaiting: *maxWaiting,
 		ZMQ: *zmq, ZMQReplay: *replay, Positional: *positional, MaxInflightBytes: *inflight,
 		ReadTimeout: *readTO, IdleTimeout: *idleTO, MaxConnections: *maxConns, WorkerPortBase: *portBase})
 	if err != nil {
@@ -82,6 +87,9 @@ func runLive(args []string, stderr io.Writer) error {
 	}
 	if *zmq != "" {
 		fmt.Fprintf(stderr, "dynosim: live: KV events on %s (topic kv@worker-<i>@%s)\n", *zmq, srv.Model())
+	}
+	if a := srv.FPMAddrs(); len(a) > 0 {
+		fmt.Fprintf(stderr, "dynosim: live: forward-pass metrics on %s..%s (one PUB per engine rank)\n", a[0], a[len(a)-1])
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dynosim/dynosim-web/cmd/dynosim/live/fpm"
 	"github.com/dynosim/dynosim-web/cmd/dynosim/live/kvevents"
 	"github.com/dynosim/dynosim-web/cmd/dynosim/live/metrics"
 	"github.com/dynosim/dynosim-web/core/engine"
@@ -93,6 +94,10 @@ type driver struct {
 	streams map[uint64]*stream
 	met     *metrics.Metrics
 	hub     *kvevents.Hub
+	// fpm publishes forward-pass metrics (nil: off); fpmBase[w] is the
+	// index of worker w's rank 0 among its sockets.
+	fpm     *fpm.Publisher
+	fpmBase []int
 	seen    [][]seen // per worker and rank: the counters already exported
 	tokens  *blockTokens
 	// ended are the block references of requests that ended, dropped once
@@ -133,6 +138,9 @@ func (d *driver) run(ctx context.Context) {
 		wait := time.Hour
 		if next, ok := d.live.Next(); ok {
 			wait = max(time.Until(d.wall(next)), 0)
+		}
+		if d.fpm != nil { // idle ranks' heartbeats ride the same timer
+			wait = min(wait, max(time.Until(d.fpm.Heartbeats(time.Now())), 0))
 		}
 		timer.Reset(wait)
 		select {
@@ -243,7 +251,28 @@ func (d *driver) PassEnded(w int, p *engine.Pass) {
 		d.hub.Publish(w, seconds(p.End), p.Events)
 		d.tokens.published(p.Events)
 	}
+	if d.fpm != nil && w < len(d.fpmBase) {
+		d.forwardPass(w, p)
+	}
 	d.gauges(w)
+}
+
+// forwardPass publishes the forward-pass metrics of each rank of worker w
+// whose pass p computed something; as upstream's InstrumentedScheduler, a
+// pass that scheduled nothing sends no message (heartbeats cover idle
+// ranks). The message leaves when the driver reaches the pass end on the
+// wall clock; wall_time is the pass's length in the deployment's seconds,
+// the clock of the Prometheus histograms (equal to wall seconds at
+// --speedup 1).
+func (d *driver) forwardPass(w int, p *engine.Pass) {
+	now := time.Now()
+	for _, rp := range d.live.Worker(w).RankPasses(p) {
+		f := rp.Pass.FPM
+		if f.PrefillRequests == 0 && f.DecodeRequests == 0 {
+			continue
+		}
+		d.fpm.Pass(d.fpmBase[w]+rp.Rank, now, fpm.FromEngine(f))
+	}
 }
 
 // gauges sets worker w's gauges to its ranks' load.

@@ -45,6 +45,12 @@ type Options struct {
 	// WorkerPortBase: worker i of the first pool also serves on port
 	// WorkerPortBase+i, routed straight to it (ports.go; 0: off).
 	WorkerPortBase int
+	// FPMPortBase: engine rank i (the ranks of worker 0, then worker 1's,
+	// …) publishes its forward-pass metrics on a ZMQ PUB socket at
+	// tcp://FPMHost:FPMPortBase+i, as Dynamo's DYN_FORWARDPASS_METRIC_PORT
+	// (fpm.go; 0: off). FPMHost "" is 127.0.0.1.
+	FPMPortBase int
+	FPMHost     string
 }
 
 // DefaultMaxWaiting is Options.MaxWaiting's default.
@@ -161,6 +167,11 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("--kv-events-endpoint: %w", err)
 		}
 	}
+	if err := s.listenFPM(); err != nil {
+		stop()
+		s.hub.Close()
+		return nil, err
+	}
 	pools := fmt.Sprintf("%d workers × %d DP ranks, %d KV blocks of %d tokens per rank", live.Workers(), live.Ranks, ec.NumBlocks, ec.BlockSize)
 	if d := live.Deployment; len(d.Pools) == 2 {
 		pools = fmt.Sprintf("disaggregated: %d prefill + %d decode workers", d.Pools[0].Replicas, d.Pools[1].Replicas)
@@ -196,7 +207,11 @@ func (s *Server) Handler() http.Handler { return s.mux }
 func (s *Server) Close() error {
 	s.stop()
 	<-s.d.done
-	return s.hub.Close()
+	err := s.hub.Close()
+	if s.d.fpm != nil {
+		err = errors.Join(err, s.d.fpm.Close())
+	}
+	return err
 }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully: it
