@@ -16,7 +16,7 @@ type pool struct {
 	used     int // incoming + resident
 	peak     int
 	total    *int // a sum of used over pools (G2 of every worker), or nil
-	onEvict  func(hash uint64)
+	onEvict  func(hash uint64, slot int32)
 }
 
 type pslot struct {
@@ -79,7 +79,7 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 			*p.total--
 		}
 		if p.onEvict != nil {
-			p.onEvict(victim)
+			p.onEvict(victim, s)
 		}
 	case len(p.free) > 0:
 		p.free = p.free[:len(p.free)-1]
@@ -155,7 +155,7 @@ func (p *pool) evict(s int32) {
 	p.byHash.del(h, s)
 	p.release(s)
 	if p.onEvict != nil {
-		p.onEvict(h)
+		p.onEvict(h, s)
 	}
 }
 

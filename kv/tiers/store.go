@@ -34,7 +34,10 @@ func (w *Worker) Store(hash uint64, slot int32) {
 // G1 slot at once; one whose store is queued or in flight keeps its slot
 // quarantined until the store lands; any other block (G2 had no room, or
 // evicted it since) is dropped. The G2 slot is found through the G1 slot
-// (g2of), checked by hash, without probing G2's table.
+// (g2of): a block known to have landed, and not evicted from G2 since
+// (forget), frees without reading G2 at all. An eviction does not touch
+// the G2 copy: G2's recency is its stores' and hits', as vLLM's LRU
+// offloading manager touches blocks on store and lookup.
 func (w *Worker) evictStored(hash uint64, slot int32) bool {
 	if len(w.stores) > 0 {
 		w.flushStores() // a queued store of it starts now, at the pass start
@@ -43,18 +46,17 @@ func (w *Worker) evictStored(hash uint64, slot int32) bool {
 	if int(slot) >= len(w.g2of) {
 		return false
 	}
-	dst := w.g2of[slot] - 1
+	v := w.g2of[slot]
 	w.g2of[slot] = 0
-	if dst < 0 {
-		return false
+	if v == 0 || v&landed != 0 {
+		return false // nothing in G2, or a copy there
 	}
+	dst := int32(v-1) & dstMask
+	w.g1of[dst] = 0
 	sl := &w.g2.slots[dst]
 	switch {
-	case sl.hash != hash || sl.state == pfree:
-		return false // G2 evicted it since
-	case sl.state == resident:
-		w.g2.touch(dst)
-		return false
+	case sl.hash != hash || sl.state != incoming:
+		return false // resident (landed by staging), or G2 evicted it since
 	case !sl.writing:
 		return false // staging in from G3/G4: not this slot's copy
 	}
@@ -65,6 +67,12 @@ func (w *Worker) evictStored(hash uint64, slot int32) bool {
 	w.quarantined++
 	return true
 }
+
+// landed marks a g2of entry whose G2 copy is resident; dstMask takes it off.
+const (
+	landed  = uint32(1) << 31
+	dstMask = int32(landed - 1)
+)
 
 // flushStores places the queued stores in G2 and starts their copies, in
 // batches.
@@ -77,15 +85,16 @@ func (w *Worker) flushStores() {
 	keep := w.stores[:0]
 	for _, b := range w.stores {
 		dst, added := w.g2.insert(b.hash)
-		if dst >= 0 {
-			w.remember(b.src, dst)
-		}
 		if !added {
 			if dst >= 0 && w.g2.slots[dst].state == resident {
 				w.g2.touch(dst)
+				w.remember(b.src, dst, landed)
+			} else if dst >= 0 {
+				w.remember(b.src, dst, 0)
 			}
 			continue
 		}
+		w.remember(b.src, dst, 0)
 		w.g2.slots[dst].writing = true
 		b.dst = dst
 		keep = append(keep, b)
@@ -99,12 +108,30 @@ func (w *Worker) flushStores() {
 	w.stores = w.stores[:0]
 }
 
-// remember records that G1 slot src's block is in G2 slot dst.
-func (w *Worker) remember(src, dst int32) {
+// remember records that G1 slot src's block is in G2 slot dst (flag:
+// landed if resident), and the way back.
+func (w *Worker) remember(src, dst int32, flag uint32) {
 	if int(src) >= len(w.g2of) {
-		w.g2of = append(w.g2of, make([]int32, int(src)+1-len(w.g2of))...)
+		w.g2of = append(w.g2of, make([]uint32, int(src)+1-len(w.g2of))...)
 	}
-	w.g2of[src] = dst + 1
+	if int(dst) >= len(w.g1of) {
+		w.g1of = append(w.g1of, make([]int32, int(dst)+1-len(w.g1of))...)
+	}
+	w.g2of[src] = uint32(dst+1) | flag
+	w.g1of[dst] = src + 1
+}
+
+// forget drops the G1 slot's record of G2 slot dst, which G2 evicted.
+func (w *Worker) forget(dst int32) {
+	if int(dst) >= len(w.g1of) {
+		return
+	}
+	if g1 := w.g1of[dst] - 1; g1 >= 0 {
+		w.g1of[dst] = 0
+		if w.g2of[g1]&^landed == uint32(dst+1) {
+			w.g2of[g1] = 0
+		}
+	}
 }
 
 // landStores applies a finished store batch: the blocks are resident in
@@ -115,6 +142,9 @@ func (s *System) landStores(w *Worker, blocks []blk, at float64) {
 	for _, b := range blocks {
 		w.g2.slots[b.dst].writing = false
 		w.g2.land(b.dst)
+		if int(b.src) < len(w.g2of) && w.g2of[b.src] == uint32(b.dst+1) {
+			w.g2of[b.src] |= landed // its G1 slot still holds it
+		}
 		if len(w.waiters) == 0 {
 			continue
 		}

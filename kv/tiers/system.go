@@ -80,7 +80,7 @@ func New(cfg Config) *System {
 	s := &System{cfg: cfg, next: math.Inf(1), series: newSeries()}
 	if cfg.G3Blocks > 0 {
 		s.g3 = newPool(cfg.G3Blocks)
-		s.g3.onEvict = func(uint64) { s.stats.Tiers[1].Evicted++ }
+		s.g3.onEvict = func(uint64, int32) { s.stats.Tiers[1].Evicted++ }
 	}
 	if cfg.G4 {
 		s.g4 = newPool(0)
@@ -113,7 +113,8 @@ type Worker struct {
 	queue       []blk             // evicted G1 blocks waiting for a batch
 	stores      []blk             // write-through: stored G1 blocks waiting for a batch
 	waiters     map[int32][]int32 // write-through: G2 slot in flight → evicted G1 slots waiting for it
-	g2of        []int32           // write-through: G1 slot → its block's G2 slot + 1 (0: none)
+	g2of        []uint32          // write-through: G1 slot → its block's G2 slot + 1 | landed (0: none; store.go)
+	g1of        []int32           // write-through: G2 slot → the G1 slot + 1 whose g2of names it
 	freed       []int32           // G1 slots whose copy has finished
 	ready       []uint64          // requests whose onboarding has finished
 	quarantined int
@@ -128,7 +129,8 @@ type Worker struct {
 func (s *System) Join(events *kv.EventLog) *Worker {
 	w := &Worker{sys: s, index: int32(len(s.workers)), g2: newPool(s.cfg.G2Blocks), events: events}
 	w.g2.total = &s.g2Used
-	w.g2.onEvict = func(h uint64) {
+	w.g2.onEvict = func(h uint64, slot int32) {
+		w.forget(slot)
 		s.stats.Tiers[0].Evicted++
 		if w.events != nil {
 			w.events.RemovedIn(kv.HostPinned, []uint64{h})
