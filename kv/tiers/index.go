@@ -70,6 +70,16 @@ func (x *index) warm(key uint64) {
 	}
 }
 
+// peek is warm for a batch: it returns key's home bucket for the caller
+// to fold into one value and hand to sink once, so the batch's loads are
+// not chained through sink in memory.
+func (x *index) peek(key uint64) uint64 {
+	if len(x.t) > 0 {
+		return x.t[x.home(fingerprint(key))]
+	}
+	return 0
+}
+
 // del removes slot's entry; key is the hash it was stored under.
 func (x *index) del(key uint64, slot int32) {
 	want := uint64(uint32(slot + 1))

@@ -104,10 +104,21 @@ func (p *pool) warmVictims(n int) {
 		return
 	}
 	n = min(n, p.used+n-p.capacity)
+	var acc uint64
 	for s := p.head; s >= 0 && n > 0; n-- {
-		p.byHash.warm(p.slots[s].hash)
+		acc ^= p.byHash.peek(p.slots[s].hash)
 		s = p.slots[s].next
 	}
+	p.byHash.sink ^= acc
+}
+
+// warmBatch loads the index entries of blocks' hashes (see warmVictims).
+func (p *pool) warmBatch(blocks []blk) {
+	var acc uint64
+	for _, b := range blocks {
+		acc ^= p.byHash.peek(b.hash)
+	}
+	p.byHash.sink ^= acc
 }
 
 // cancel gives back an incoming block's room.

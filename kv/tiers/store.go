@@ -78,9 +78,7 @@ const (
 // batches.
 func (w *Worker) flushStores() {
 	s := w.sys
-	for _, b := range w.stores {
-		w.g2.byHash.warm(b.hash) // the batch's misses in flight at once
-	}
+	w.g2.warmBatch(w.stores) // the batch's misses in flight at once
 	w.g2.warmVictims(len(w.stores))
 	keep := w.stores[:0]
 	for _, b := range w.stores {

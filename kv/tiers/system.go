@@ -547,9 +547,7 @@ func (s *System) chain(w *Worker, blocks []blk, at float64) {
 		if dst == nil {
 			continue
 		}
-		for _, b := range blocks {
-			dst.byHash.warm(b.hash) // the batch's misses in flight at once
-		}
+		dst.warmBatch(blocks) // the batch's misses in flight at once
 		dst.warmVictims(len(blocks))
 		j := int32(-1)
 		for _, b := range blocks {
