@@ -483,15 +483,14 @@ func newRouter(cfg *config.Config, ecfg *engine.Config, decode bool) (router.Pol
 		cost := router.DefaultCostConfig()
 		cost.OverlapScoreCredit, cost.PrefillLoadScale, cost.Temperature = rt.OverlapScoreCredit, rt.PrefillLoadScale, rt.Temperature
 		cost.OverlapScoreCreditDecay, cost.DecodeActiveRequestWeight = rt.KV.OverlapScoreCreditDecay, rt.KV.DecodeActiveRequestWeight
-		cost.HostCacheHitWeight, cost.DiskCacheHitWeight = rt.HostCacheHitWeight, rt.DiskCacheHitWeight
+		cost.HostCacheHitWeight, cost.DiskCacheHitWeight = rt.HostCacheHitWeight, rt.DiskCacheHitWeight // lower-tier credit (issue 31 item 2)
 		kc := router.KVConfig{
 			Cost: cost, BlockSize: ecfg.BlockSize, Seed: cfg.Execution.Seed,
 			UseEvents: rt.KV.UseKVEvents, TTL: timing.FromMs(rt.KV.TTLSeconds * 1000),
 			Threshold: rt.KV.Queue.Threshold, MaxBatchedTokens: ecfg.MaxBatchedTokens, QueuePolicy: rt.KV.Queue.Policy,
 		}
 		if decode {
-			kc.Cost.OverlapScoreCredit, kc.UseEvents, kc.Threshold = 0, false, 0
-			kc.Cost.HostCacheHitWeight, kc.Cost.DiskCacheHitWeight = 0, 0
+			kc.Cost.OverlapScoreCredit, kc.Cost.HostCacheHitWeight, kc.Cost.DiskCacheHitWeight, kc.UseEvents, kc.Threshold = 0, 0, 0, false, 0
 			kc.Seed ^= 0x6465636f6465
 		} else if rt.PrefillLoadModel.Type == "aic" {
 			// The run's own timing model prices the prefill the router
