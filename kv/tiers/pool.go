@@ -95,24 +95,10 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 	return s, true
 }
 
-// warmVictims loads the index entries of the blocks the next n inserts
-// would evict (the LRU head onward), so a batch's victim lookups overlap
-// their cache misses as warm does for the new hashes (write-through sends
-// every stored block through G2 and G3, whose tables are large and cold).
-func (p *pool) warmVictims(n int) {
-	if p.capacity == 0 {
-		return
-	}
-	n = min(n, p.used+n-p.capacity)
-	var acc uint64
-	for s := p.head; s >= 0 && n > 0; n-- {
-		acc ^= p.byHash.peek(p.slots[s].hash)
-		s = p.slots[s].next
-	}
-	p.byHash.sink ^= acc
-}
-
-// warmBatch loads the index entries of blocks' hashes (see warmVictims).
+// warmBatch loads the index entries of blocks' hashes, so a batch's cache
+// misses overlap (write-through sends every stored block through G2 and
+// G3, whose tables are large and cold). Loading the victims' entries the
+// same way cost more than it saved (CPU medians, tiers benchmark).
 func (p *pool) warmBatch(blocks []blk) {
 	var acc uint64
 	for _, b := range blocks {

@@ -79,7 +79,6 @@ const (
 func (w *Worker) flushStores() {
 	s := w.sys
 	w.g2.warmBatch(w.stores) // the batch's misses in flight at once
-	w.g2.warmVictims(len(w.stores))
 	keep := w.stores[:0]
 	for _, b := range w.stores {
 		dst, added := w.g2.insert(b.hash)

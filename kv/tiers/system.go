@@ -548,7 +548,6 @@ func (s *System) chain(w *Worker, blocks []blk, at float64) {
 			continue
 		}
 		dst.warmBatch(blocks) // the batch's misses in flight at once
-		dst.warmVictims(len(blocks))
 		j := int32(-1)
 		for _, b := range blocks {
 			slot, added := dst.insert(b.hash)
