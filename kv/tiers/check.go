@@ -143,8 +143,8 @@ func (p *pool) check(f *flight) error {
 	for c := p.head; c >= 0; c = p.slots[c].next {
 		n++
 	}
-	if used != p.used || n != lru || p.byHash.n != used {
-		return fmt.Errorf("tiers: a tier counts %d blocks, holds %d (%d indexed), LRU %d of %d", p.used, used, p.byHash.n, n, lru)
+	if used != p.used || n != lru || p.byHash.n-p.byHash.stale != used {
+		return fmt.Errorf("tiers: a tier counts %d blocks, holds %d (%d indexed), LRU %d of %d", p.used, used, p.byHash.n-p.byHash.stale, n, lru)
 	}
 	return nil
 }

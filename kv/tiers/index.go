@@ -8,12 +8,25 @@ package tiers
 // confirmed against the full hash the pool keeps in the slot. Linear
 // probing, at most half full, deletion by backward shift (no tombstones),
 // never iterated.
+//
+// A large table drops an evicted victim's entry lazily (stale): reading
+// the victim's cold bucket was the costliest miss of a full tier's insert.
+// The entry stays, pointing at the slot the new block took over, so the
+// full-hash check rejects it; stale entries are counted in n and dropped
+// when the table is rebuilt from the pool's slots (grow), each held slot
+// indexed once.
 type index struct {
 	t     []uint64
-	n     int
+	n     int    // entries, stale ones included
+	stale int    // entries of evicted blocks not dropped yet
 	shift uint   // 32 - log2(len(t)): home = fingerprint >> shift
 	sink  uint64 // what warm loads, so the load stays
+	spare []uint64
 }
+
+// lazyMin is the table length from which evictions drop entries lazily:
+// a smaller table (a worker's G2) stays in cache, where del is cheap.
+var lazyMin = 1 << 17
 
 func fingerprint(key uint64) uint64 { return (key * 0x9E3779B97F4A7C15) >> 32 }
 
@@ -32,7 +45,7 @@ func (x *index) get(key uint64, slots []pslot) (int32, bool) {
 			return 0, false
 		}
 		if e>>32 == fp {
-			if s := int32(uint32(e)) - 1; slots[s].hash == key {
+			if s := int32(uint32(e)) - 1; slots[s].hash == key && slots[s].state != pfree {
 				return s, true
 			}
 		}
@@ -43,7 +56,7 @@ func (x *index) get(key uint64, slots []pslot) (int32, bool) {
 // under key (that slot's hash may still be another block's).
 func (x *index) getOrPut(key uint64, slot int32, slots []pslot) (int32, bool) {
 	if 2*(x.n+1) > len(x.t) {
-		x.grow()
+		x.grow(slots)
 	}
 	fp, mask := fingerprint(key), len(x.t)-1
 	for i := x.home(fp); ; i = (i + 1) & mask {
@@ -54,7 +67,7 @@ func (x *index) getOrPut(key uint64, slot int32, slots []pslot) (int32, bool) {
 			return slot, false
 		}
 		if e>>32 == fp {
-			if s := int32(uint32(e)) - 1; slots[s].hash == key {
+			if s := int32(uint32(e)) - 1; slots[s].hash == key && slots[s].state != pfree {
 				return s, true
 			}
 		}
@@ -80,17 +93,32 @@ func (x *index) peek(key uint64) uint64 {
 	return 0
 }
 
-// del removes slot's entry; key is the hash it was stored under.
+// lazy reports whether evict drops entries lazily.
+func (x *index) lazy() bool { return len(x.t) >= lazyMin }
+
+// evict drops the entry of key, whose slot a new block has just taken
+// over (getOrPut stored it): lazily in a large table, else at once.
+func (x *index) evict(key uint64, slot int32) {
+	if x.lazy() {
+		x.stale++
+		return
+	}
+	x.del(key, slot)
+}
+
+// del removes slot's entry; key is the hash it was stored under. The
+// entry matches in fingerprint and slot: a stale entry may name the slot.
 func (x *index) del(key uint64, slot int32) {
-	want := uint64(uint32(slot + 1))
+	fp := fingerprint(key)
+	want := fp<<32 | uint64(uint32(slot+1))
 	mask := len(x.t) - 1
-	i := x.home(fingerprint(key))
+	i := x.home(fp)
 	for ; ; i = (i + 1) & mask {
 		e := x.t[i]
 		if e == 0 {
 			return
 		}
-		if e&0xFFFFFFFF == want {
+		if e == want {
 			break
 		}
 	}
@@ -110,8 +138,14 @@ func (x *index) del(key uint64, slot int32) {
 	x.n--
 }
 
-// grow at least doubles the table (from 8 buckets).
-func (x *index) grow() {
+// grow at least doubles the table (from 8 buckets), or with stale entries
+// rebuilds it from slots (every held slot's hash) at a size where the live
+// entries fill at most a quarter, so rebuilds stay rare.
+func (x *index) grow(slots []pslot) {
+	if x.stale > 0 {
+		x.rebuild(slots)
+		return
+	}
 	size, shift := 8, uint(32-3)
 	for size < 2*(x.n+1) || size <= len(x.t) {
 		size *= 2
@@ -119,15 +153,46 @@ func (x *index) grow() {
 	}
 	old := x.t
 	x.t, x.shift = make([]uint64, size), shift
-	mask := size - 1
 	for _, e := range old {
-		if e == 0 {
-			continue
+		if e != 0 {
+			x.place(e)
 		}
-		i := x.home(e >> 32)
-		for x.t[i] != 0 {
-			i = (i + 1) & mask
+	}
+}
+
+func (x *index) place(e uint64) {
+	mask := len(x.t) - 1
+	i := x.home(e >> 32)
+	for x.t[i] != 0 {
+		i = (i + 1) & mask
+	}
+	x.t[i] = e
+}
+
+func (x *index) rebuild(slots []pslot) {
+	live := x.n - x.stale
+	size, shift := len(x.t), x.shift
+	for size < 4*(live+1) {
+		size *= 2
+		shift--
+	}
+	old := x.t
+	if len(x.spare) == size {
+		x.t = x.spare
+		clear(x.t)
+	} else {
+		x.t = make([]uint64, size)
+	}
+	x.shift, x.n, x.stale = shift, 0, 0
+	for s := range slots {
+		if sl := &slots[s]; sl.state != pfree {
+			x.place(fingerprint(sl.hash)<<32 | uint64(uint32(s+1)))
+			x.n++
 		}
-		x.t[i] = e
+	}
+	if len(old) == size {
+		x.spare = old
+	} else {
+		x.spare = nil
 	}
 }

@@ -60,7 +60,9 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 		return -1, false
 	case full:
 		s = p.head
-		p.byHash.warm(p.slots[s].hash) // the victim's entry, dropped below
+		if !p.byHash.lazy() {
+			p.byHash.warm(p.slots[s].hash) // the victim's entry, dropped below
+		}
 	case len(p.free) > 0:
 		s = p.free[len(p.free)-1]
 	default:
@@ -73,7 +75,7 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 	case full:
 		victim := p.slots[s].hash
 		p.unlink(s)
-		p.byHash.del(victim, s)
+		p.byHash.evict(victim, s)
 		p.used--
 		if p.total != nil {
 			*p.total--
