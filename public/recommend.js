@@ -233,7 +233,8 @@
     if (!box || typeof uPlot === "undefined") return;
     const xs = [], ys = [];
     let b = null;
-    for (const e of entries) {
+    // In trial order: the finished ledger is sorted by rank (issue 32).
+    for (const e of entries.slice().sort((x, y) => x.trial - y.trial)) {
       if (e.status === "feasible" && typeof e.score === "number" && (b === null || e.score > b)) b = e.score;
       xs.push(e.trial);
       ys.push(b);

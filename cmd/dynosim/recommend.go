@@ -23,8 +23,10 @@ import (
 type noFeasible struct{ error }
 
 // runRecommend implements `dynosim recommend -c rec.yaml [--set …]
-// [--output-dir DIR] [--parallel N] [--remote URL [--remote-timeout D]]
-// [--format table|json]`. A --remote service that cannot be reached or
+// [--trace FILE] [--output-dir DIR] [--parallel N] [--remote URL
+// [--remote-timeout D]] [--format table|json]`. --trace is predict's:
+// the file replaces traffic.source.paths, read under the same bound and
+// with the same errors. A --remote service that cannot be reached or
 // does not answer ends the search with that error (exit 2, as bad input),
 // not a ledger of failed candidates.
 func runRecommend(args []string, stdout, stderr io.Writer) error {
@@ -32,6 +34,7 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var (
 		cfgPath  = fs.String("c", "", "recommend config `FILE` (YAML: a predict config with domains, optimization, optimizer)")
+		trace    = fs.String("trace", "", "trace `FILE` (.jsonl Mooncake, .csv Azure); overrides traffic.source.paths")
 		outDir   = fs.String("output-dir", "", "write recommendation.json, recommendation.csv and recommendations/NNNN.yaml to `DIR`")
 		parallel = fs.Int("parallel", runtime.NumCPU(), "trials at once (`N`); the ledger is the same whatever N")
 		remote   = fs.String("remote", "", "run each trial on the DynoSim Worker at `URL` (its /v1/predict) instead of locally")
@@ -62,7 +65,7 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 	case *remote == "" && flagSet(fs, "remote-timeout"):
 		return usageError{errors.New("--remote-timeout: bounds --remote trials; without --remote it does nothing")}
 	}
-	sp, p, dir, in, err := prepareRecommend(*cfgPath, sets)
+	sp, p, dir, in, err := prepareRecommend(*cfgPath, *trace, sets)
 	if err != nil {
 		return err
 	}
@@ -80,15 +83,21 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 	}
 	paths := map[string]string{} // candidate → its YAML, for the json rows
 	if *outDir != "" {
-		if paths, err = writeRecommendation(*outDir, dir, sp, l); err != nil {
+		if paths, err = writeRecommendation(*outDir, dir, *trace, sp, l); err != nil {
 			return err
 		}
 	}
 	if *format == "json" {
+		if l.Pick != nil {
+			for _, w := range l.Pick.Warnings {
+				fmt.Fprintf(stderr, "dynosim: warning: %s\n", w)
+			}
+		}
 		if err := printRecommendedJSON(stdout, l, paths); err != nil {
 			return err
 		}
 	} else {
+		printDeploy(stdout, l)
 		printLedger(stdout, l)
 	}
 	if l.Counts.Feasible == 0 {
@@ -106,8 +115,9 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 // prepareRecommend parses the recommend config at cfgPath with its --set
 // overrides and prepares the sweep once; the config's relative paths are
-// read from its directory dir.
-func prepareRecommend(cfgPath string, sets []string) (*recommend.Space, *sim.Prepared, string, sim.Inputs, error) {
+// read from its directory dir. trace (may be ""), read as predict's
+// --trace, replaces traffic.source.paths.
+func prepareRecommend(cfgPath, trace string, sets []string) (*recommend.Space, *sim.Prepared, string, sim.Inputs, error) {
 	data, err := readFile(cfgPath)
 	if err != nil {
 		return nil, nil, "", sim.Inputs{}, err
@@ -123,6 +133,12 @@ func prepareRecommend(cfgPath string, sets []string) (*recommend.Space, *sim.Pre
 		}
 		return readFile(p)
 	}}
+	if trace != "" {
+		if in.Trace, err = readFile(trace); err != nil {
+			return nil, nil, "", sim.Inputs{}, err
+		}
+		in.TraceName = filepath.Base(trace)
+	}
 	p, err := sim.PrepareSweep(in)
 	if err != nil {
 		return nil, nil, "", sim.Inputs{}, err
@@ -166,14 +182,52 @@ func printRecommendedJSON(stdout io.Writer, l *recommend.Ledger, paths map[strin
 	return err
 }
 
-// printLedger prints the counts and the view as a table.
+// printDeploy prints the recommendation first (issue 32): "Deploy:" and
+// the best candidate's deployment in words with its headline figures,
+// whether it meets the SLA (or the note saying why it is only the closest),
+// then a warning per searched range whose edge it sits at.
+func printDeploy(w io.Writer, l *recommend.Ledger) {
+	p := l.Pick
+	if p == nil {
+		fmt.Fprintln(w, "Deploy: nothing (no candidate completed a request)")
+		return
+	}
+	h := p.Headline
+	sla := "meets the SLA"
+	if !p.MeetsSLA {
+		sla = "does NOT meet the SLA"
+	}
+	if f := p.SLAMetFraction; f != nil {
+		sla += fmt.Sprintf(" (%.1f%% of requests within every target)", 100**f)
+	}
+	fmt.Fprintf(w, "Deploy: %s — p99 TTFT %.4g ms, p99 ITL %.4g ms, %.0f tok/s (%.1f tok/s/GPU) on %.0f GPUs; %s [%s]\n",
+		p.Label, h[recommend.HeadP99TTFTMs], h[recommend.HeadP99ITLMs], h[recommend.HeadTokS], h[recommend.HeadTokSPerGPU], h[recommend.HeadGPUs], sla, p.ID)
+	if p.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", p.Note)
+	}
+	for _, m := range p.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
+}
+
+// printLedger prints the counts and the view as a table: each row names
+// its deployment by pool; a candidate equal to a better-ranked one shown
+// (same score, GPUs and metrics) collapses into that row's "equal" count.
 func printLedger(w io.Writer, l *recommend.Ledger) {
 	c := l.Counts
 	fmt.Fprintf(w, "Target %s, %s search of %d candidates: %d evaluated, %d feasible, %d infeasible, %d failed, %d cache hits\n",
 		l.Target, l.Provenance.Strategy, l.Provenance.SpaceSize, c.Evaluated, c.Feasible, c.Infeasible, c.Failed, c.CacheHits)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "rank\tcandidate\tscore\tGPUs\ttok/s\ttok/s/GPU\ttok/s/user\tTTFT p99 ms\tconfig")
-	for i, e := range l.Recommended() {
+	fmt.Fprintln(tw, "rank\tcandidate\tscore\tGPUs\ttok/s\ttok/s/GPU\ttok/s/user\tTTFT p99 ms\tSLA\tdeployment\tconfig\tequal")
+	rec := l.Recommended()
+	shown := map[string]bool{}
+	for _, e := range rec {
+		shown[e.ID] = true
+	}
+	for i, e := range rec {
+		if e.SameAs != "" && shown[e.SameAs] {
+			continue
+		}
 		score := "-"
 		if e.Score != nil {
 			score = fmt.Sprintf("%.6g", *e.Score)
@@ -182,9 +236,21 @@ func printLedger(w io.Writer, l *recommend.Ledger) {
 		for _, d := range l.Provenance.Dims {
 			cfg = append(cfg, d.Path[strings.LastIndex(d.Path, ".")+1:]+"="+e.Config[d.Path])
 		}
+		sla := "no"
+		if e.MeetsSLA {
+			sla = "yes"
+		}
+		equal := "-"
+		if n := len(e.Equal); n > 0 {
+			ids := e.Equal[:min(n, 3)]
+			equal = fmt.Sprintf("+%d: %s", n, strings.Join(ids, ","))
+			if n > len(ids) {
+				equal += ",…"
+			}
+		}
 		m := e.Metrics
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\n", i+1, e.ID, score, e.UsedGPUs,
-			m[schema.OutputThroughputTokS], m[schema.OutputThroughputPerGPUTokS], m[schema.PerUser.Key(schema.Mean)], m[schema.TTFT.Key(schema.P99)], strings.Join(cfg, " "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t%s\t%s\t%s\n", i+1, e.ID, score, e.UsedGPUs,
+			m[schema.OutputThroughputTokS], m[schema.OutputThroughputPerGPUTokS], m[schema.PerUser.Key(schema.Mean)], m[schema.TTFT.Key(schema.P99)], sla, e.Label, strings.Join(cfg, " "), equal)
 	}
 	tw.Flush()
 }
@@ -193,7 +259,7 @@ func printLedger(w io.Writer, l *recommend.Ledger) {
 // names its trace by absolute path (a config's paths are relative to the
 // config, and the YAML lives elsewhere), so `dynosim predict -c` runs it
 // as it is.
-func writeRecommendation(out, cfgDir string, sp *recommend.Space, l *recommend.Ledger) (map[string]string, error) {
+func writeRecommendation(out, cfgDir, trace string, sp *recommend.Space, l *recommend.Ledger) (map[string]string, error) {
 	if err := os.MkdirAll(filepath.Join(out, "recommendations"), 0o755); err != nil {
 		return nil, err
 	}
@@ -207,7 +273,7 @@ func writeRecommendation(out, cfgDir string, sp *recommend.Space, l *recommend.L
 	if err := os.WriteFile(filepath.Join(out, "recommendation.csv"), l.CSV(), 0o644); err != nil {
 		return nil, err
 	}
-	abs, err := absolutePaths(sp.Base, cfgDir)
+	abs, err := absolutePaths(sp.Base, cfgDir, trace)
 	if err != nil {
 		return nil, err
 	}
@@ -227,13 +293,19 @@ func writeRecommendation(out, cfgDir string, sp *recommend.Space, l *recommend.L
 }
 
 // absolutePaths are --sets that make the base config's file paths
-// (traffic.source.paths, engine.model as a .json file) absolute.
-func absolutePaths(base []byte, dir string) ([]string, error) {
+// (traffic.source.paths, engine.model as a .json file) absolute. A
+// --trace file (trace, relative to the working directory) replaces the
+// paths as predict's --trace does: a trace source, and a synthetic load
+// type dropped.
+func absolutePaths(base []byte, dir, trace string) ([]string, error) {
 	var c struct {
 		Traffic struct {
 			Source struct {
 				Paths []string `yaml:"paths"`
 			} `yaml:"source"`
+			Load struct {
+				Type string `yaml:"type"`
+			} `yaml:"load"`
 		} `yaml:"traffic"`
 		Engine struct {
 			Model string `yaml:"model"`
@@ -253,6 +325,17 @@ func absolutePaths(base []byte, dir string) ([]string, error) {
 		return a
 	}
 	var sets []string
+	if trace != "" {
+		a, err := filepath.Abs(trace)
+		if err != nil {
+			return nil, err
+		}
+		c.Traffic.Source.Paths = []string{a}
+		sets = append(sets, "traffic.source.type=trace")
+		if t := c.Traffic.Load.Type; t == "poisson" || t == "constant_rate" {
+			sets = append(sets, `traffic.load.type=""`)
+		}
+	}
 	if ps := c.Traffic.Source.Paths; len(ps) > 0 {
 		q := make([]string, len(ps))
 		for i, p := range ps {

@@ -80,6 +80,8 @@ func newRemote(base, configName string, config []byte, in sim.Inputs, parallel i
 		return nil, err
 	}
 	switch ps := c.Traffic.Source.Paths; {
+	case in.Trace != nil: // --trace
+		r.trace, r.traceName = in.Trace, in.TraceName
 	case c.Traffic.Source.Type == "synthetic" || len(ps) == 0:
 	case len(ps) > 1:
 		return nil, usageError{errors.New("--remote: the Worker takes one trace; merge traffic.source.paths into one file")}

@@ -24,8 +24,10 @@ func (l *Ledger) JSON() ([]byte, error) {
 var csvMetrics = []string{schema.OutputThroughputTokS, schema.OutputThroughputPerGPUTokS, schema.PerUser.Key(schema.Mean),
 	schema.GoodputRequestThroughputRPS, schema.TTFT.Key(schema.Mean), schema.TTFT.Key(schema.P99), schema.ITL.Key(schema.Mean), schema.E2E.Key(schema.Mean), schema.DurationMs, schema.GPUHours, schema.MaxRate}
 
-// CSV is recommendation.csv: one row per candidate, the searched values
-// and the metrics as columns, is_top_n and is_pareto flags.
+// CSV is recommendation.csv: one row per candidate in ledger (rank)
+// order, the searched values and the metrics as columns, is_top_n and
+// is_pareto flags, then rank, within_budget, meets_sla, sla_met_fraction
+// and label (issue 32).
 func (l *Ledger) CSV() []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
@@ -33,7 +35,7 @@ func (l *Ledger) CSV() []byte {
 	for _, d := range l.Provenance.Dims {
 		head = append(head, d.Path)
 	}
-	w.Write(append(head, csvMetrics...))
+	w.Write(append(append(head, csvMetrics...), "rank", "within_budget", "meets_sla", "sla_met_fraction", "label"))
 	num := func(v float64, ok bool) string {
 		if !ok || v != v {
 			return ""
@@ -54,6 +56,15 @@ func (l *Ledger) CSV() []byte {
 			v, ok := e.Metrics[k]
 			row = append(row, num(v, ok))
 		}
+		frac := ""
+		if e.SLAMetFraction != nil {
+			frac = num(*e.SLAMetFraction, true)
+		}
+		rank := ""
+		if e.Rank > 0 {
+			rank = strconv.Itoa(e.Rank)
+		}
+		row = append(row, rank, strconv.FormatBool(e.WithinBudget), strconv.FormatBool(e.MeetsSLA), frac, e.Label)
 		w.Write(row)
 	}
 	w.Flush()

@@ -55,6 +55,18 @@ type Entry struct {
 	Metrics        report.Summary    `json:"metrics"`
 	Objectives     []float64         `json:"objectives,omitempty"` // pareto: tok/s/GPU, tok/s/user
 	CacheHit       bool              `json:"cache_hit"`
+	// Issue 32 item 2 (best.go): the rank among feasible candidates (0:
+	// unranked), the deployment in words, whether the GPUs are within the
+	// budget (kept apart from the SLA), whether the run meets the SLA and
+	// the fraction of its completed requests that do, and equal candidates
+	// (same score, GPUs and metrics) listed on the better-ranked one.
+	Rank           int      `json:"rank,omitempty"`
+	Label          string   `json:"label,omitempty"`
+	WithinBudget   bool     `json:"within_budget"`
+	MeetsSLA       bool     `json:"meets_sla"`
+	SLAMetFraction *float64 `json:"sla_met_fraction"`
+	Equal          []string `json:"equal_candidates,omitempty"`
+	SameAs         string   `json:"same_as,omitempty"`
 
 	tie float64 // min_gpus: goodput, then −E2E, breaks ties
 }
@@ -63,6 +75,7 @@ type Entry struct {
 type Ledger struct {
 	SchemaVersion string     `json:"schema_version"`
 	Target        string     `json:"target"`
+	Pick          *Pick      `json:"best,omitempty"` // best.go
 	Counts        Counts     `json:"counts"`
 	Candidates    []Entry    `json:"candidates"`
 	Views         Views      `json:"views"`
@@ -222,10 +235,12 @@ func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) (Entry, err
 		return fail(Failed, ReasonMaterialization, err.Error())
 	}
 	e.UsedGPUs = GPUs(&cfg)
+	e.Label = Label(&cfg)
 	lim := sp.Spec.Optimization.Limits
 	if e.UsedGPUs > lim.MaxCandidateGPUs || e.UsedGPUs < lim.MinCandidateGPUs {
 		return fail(Infeasible, ReasonGPUBudget, fmt.Sprintf("%d GPUs, outside the budget [%d, %d]", e.UsedGPUs, lim.MinCandidateGPUs, lim.MaxCandidateGPUs))
 	}
+	e.WithinBudget = true
 	var rep *report.Report
 	var category string
 	rate := math.NaN()
@@ -254,6 +269,7 @@ func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) (Entry, err
 	if e.Metrics[schema.CompletedRequests] == 0 {
 		return fail(Infeasible, ReasonNoSamples, "no request completed")
 	}
+	judgeSLA(&sp.Spec, rep.SLA, &e)
 	if why := slaBreach(&sp.Spec, rep.SLA, e.Metrics); why != "" && sp.Spec.Optimization.Target != "max_rate" {
 		return fail(Infeasible, ReasonSLA, why)
 	}
@@ -301,12 +317,14 @@ func (l *Ledger) finish(sp *Space) {
 	}
 	if l.Target == "pareto" {
 		l.Views.ParetoFront = paretoFront(ranked)
-		return
 	}
 	slices.SortStableFunc(ranked, func(a, b Entry) int { return cmpScore(b, a) })
-	for _, e := range ranked[:min(len(ranked), sp.Spec.Optimization.TopN)] {
-		l.Views.TopN = append(l.Views.TopN, e.ID)
+	if l.Target != "pareto" {
+		for _, e := range ranked[:min(len(ranked), sp.Spec.Optimization.TopN)] {
+			l.Views.TopN = append(l.Views.TopN, e.ID)
+		}
 	}
+	l.rankAndPick(sp, ranked)
 }
 
 // paretoFront is the ids of the candidates no other beats on both
