@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dynosim/dynosim-web/core/config"
+	"github.com/dynosim/dynosim-web/core/deploy"
 	"github.com/dynosim/dynosim-web/core/recommend"
 	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
@@ -35,7 +37,7 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 	var (
 		cfgPath  = fs.String("c", "", "recommend config `FILE` (YAML: a predict config with domains, optimization, optimizer)")
 		trace    = fs.String("trace", "", "trace `FILE` (.jsonl Mooncake, .csv Azure); overrides traffic.source.paths")
-		outDir   = fs.String("output-dir", "", "write recommendation.json, recommendation.csv and recommendations/NNNN.yaml to `DIR`")
+		outDir   = fs.String("output-dir", "", "write recommendation.json, recommendation.csv, recommendations/NNNN.yaml and deploy/NNNN/{launch.sh,dgd.yaml} to `DIR`")
 		parallel = fs.Int("parallel", runtime.NumCPU(), "trials at once (`N`); the ledger is the same whatever N")
 		remote   = fs.String("remote", "", "run each trial on the DynoSim Worker at `URL` (its /v1/predict) instead of locally")
 		timeout  = fs.Duration("remote-timeout", defaultRemoteTimeout, "with --remote: give up a trial (every attempt included) after `DURATION`, ending the search")
@@ -83,7 +85,7 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 	}
 	paths := map[string]string{} // candidate → its YAML, for the json rows
 	if *outDir != "" {
-		if paths, err = writeRecommendation(*outDir, dir, *trace, sp, l); err != nil {
+		if paths, err = writeRecommendation(*outDir, dir, *trace, sp, l, stderr); err != nil {
 			return err
 		}
 	}
@@ -259,7 +261,7 @@ func printLedger(w io.Writer, l *recommend.Ledger) {
 // names its trace by absolute path (a config's paths are relative to the
 // config, and the YAML lives elsewhere), so `dynosim predict -c` runs it
 // as it is.
-func writeRecommendation(out, cfgDir, trace string, sp *recommend.Space, l *recommend.Ledger) (map[string]string, error) {
+func writeRecommendation(out, cfgDir, trace string, sp *recommend.Space, l *recommend.Ledger, stderr io.Writer) (map[string]string, error) {
 	if err := os.MkdirAll(filepath.Join(out, "recommendations"), 0o755); err != nil {
 		return nil, err
 	}
@@ -288,8 +290,33 @@ func writeRecommendation(out, cfgDir, trace string, sp *recommend.Space, l *reco
 			return nil, err
 		}
 		paths[e.ID] = p
+		if err := writeDeploy(filepath.Join(out, "deploy", fmt.Sprintf("%04d", i+1)), p, y); err != nil {
+			// A deployment the files cannot express (docs/deploy.md) is
+			// a note, not a failed search.
+			fmt.Fprintf(stderr, "dynosim: deploy/%04d not written: %v\n", i+1, err)
+		}
 	}
 	return paths, nil
+}
+
+// writeDeploy writes dir/launch.sh and dir/dgd.yaml (core/deploy) for the
+// recommendation y, read from its file p.
+func writeDeploy(dir, p string, y []byte) error {
+	cfg, err := config.Parse(p, y, nil)
+	if err != nil {
+		return err
+	}
+	launch, dgd, err := deploy.Render(&cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "launch.sh"), launch, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "dgd.yaml"), dgd, 0o644)
 }
 
 // absolutePaths are --sets that make the base config's file paths
