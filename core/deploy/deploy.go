@@ -44,7 +44,6 @@ const (
 	ModelPlaceholder = "MODEL_PATH"        // HF id or local path when engine.model is not in the catalog
 	DraftPlaceholder = "DRAFT_MODEL_PATH"  // EAGLE draft head
 	HFSecret         = "hf-token-secret"   // Kubernetes secret holding HF_TOKEN, as upstream's examples
-	modelEnv         = "${MODEL:-%s}"      // launch.sh lets MODEL override the model
 )
 
 // hfModels maps catalog names (timing/catalog.go) to Hugging Face ids.
@@ -175,9 +174,6 @@ func newPlan(cfg *config.Config) (*plan, error) {
 	}
 	return p, nil
 }
-
-// modelArg is the model as launch.sh writes it: overridable with $MODEL.
-func (p *plan) modelArg() string { return fmt.Sprintf(modelEnv, p.model) }
 
 // header is the comment block both files open with.
 func (p *plan) header() []string {

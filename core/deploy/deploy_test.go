@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,8 +68,12 @@ func TestItem32_3Deployable(t *testing.T) {
 			if err := os.WriteFile(path, launch, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if out, err := exec.Command("/bin/bash", "-n", path).CombinedOutput(); err != nil {
-				t.Fatalf("bash -n: %v\n%s\n%s", err, out, launch)
+			// js/wasm (make test-wasm) runs no processes; the native run
+			// (make test-go) checks the syntax.
+			if runtime.GOOS != "js" {
+				if out, err := exec.Command("/bin/bash", "-n", path).CombinedOutput(); err != nil {
+					t.Fatalf("bash -n: %v\n%s\n%s", err, out, launch)
+				}
 			}
 			flat := strings.ReplaceAll(string(launch), " \\\n    ", " ")
 			flat = strings.ReplaceAll(flat, "    ", "")
