@@ -37,6 +37,10 @@ type Space struct {
 	Base []byte
 	Dims []Dim
 	Spec Spec
+	// Deployments, when the space is the default one (default_space.go),
+	// are the overrides of each value of its one dimension, in place of
+	// Path=value.
+	Deployments [][]string
 }
 
 // Size is the number of candidates (the product of the dimensions' sizes;
@@ -78,9 +82,13 @@ func (s *Space) Index(c Candidate) int {
 
 // Sets are c's overrides of Base.
 func (s *Space) Sets(c Candidate) []string {
-	out := make([]string, len(s.Dims))
+	out := make([]string, 0, len(s.Dims))
 	for d, v := range c {
-		out[d] = s.Dims[d].Path + "=" + s.Dims[d].Values[v]
+		if s.Deployments != nil && s.Dims[d].Path == DefaultPath {
+			out = append(out, s.Deployments[v]...)
+			continue
+		}
+		out = append(out, s.Dims[d].Path+"="+s.Dims[d].Values[v])
 	}
 	return out
 }
@@ -159,7 +167,11 @@ func Parse(name string, data []byte, sets []string) (*Space, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	sp.Base = base
-	return sp, sp.Spec.validate(name)
+	if err := sp.Spec.validate(name); err != nil {
+		return sp, err
+	}
+	sp.defaultSpace()
+	return sp, nil
 }
 
 // walk replaces every domain below n by its first value, recording it.
