@@ -89,10 +89,9 @@ func (w *Worker) StepLane(now timing.Time, k int) *Pass {
 		w.last, w.parts = make([]*Pass, n), make([][]RankPass, n)
 	}
 	parts := w.parts[k][:0]
-	defer func() { w.parts[k] = parts }()
 	if len(w.Ranks) == n {
 		p := w.Ranks[k].Step(now)
-		w.last[k], parts = p, append(parts, RankPass{k, p})
+		w.last[k], w.parts[k] = p, append(parts, RankPass{k, p})
 		return p
 	}
 	m := &w.lanes[k]
@@ -117,6 +116,7 @@ func (w *Worker) StepLane(now timing.Time, k int) *Pass {
 		m.Counters.add(p.Counters)
 	}
 	m.Metrics = w.LaneMetrics(k)
+	w.parts[k] = parts
 	return m
 }
 
