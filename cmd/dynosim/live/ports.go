@@ -76,13 +76,16 @@ func (s *Server) workerMux(w int) http.Handler {
 }
 
 // serveWorkers starts an HTTP server on every per-worker listener, with
-// the main server's timeouts; the caller shuts them down.
-func (s *Server) serveWorkers() []*http.Server {
+// the main server's timeouts and under its connection limit cs (one
+// --max-connections for the process: the open files are its); the caller
+// shuts them down.
+func (s *Server) serveWorkers(cs *conns) []*http.Server {
 	var out []*http.Server
 	for i, ln := range s.workerLns {
 		hs := &http.Server{Handler: bodyDeadline(s.workerMux(i), s.opt.ReadTimeout),
-			ReadHeaderTimeout: s.opt.ReadTimeout, IdleTimeout: s.opt.IdleTimeout}
-		go hs.Serve(ln)
+			ReadHeaderTimeout: s.opt.ReadTimeout, IdleTimeout: s.opt.IdleTimeout, ConnState: cs.state}
+		hs.RegisterOnShutdown(cs.closeFresh)
+		go hs.Serve(cs.listener(ln))
 		out = append(out, hs)
 	}
 	return out

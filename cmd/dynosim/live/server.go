@@ -236,7 +236,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	hs.RegisterOnShutdown(cs.closeFresh)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(cs.listener(ln)) }()
-	workers := s.serveWorkers()
+	workers := s.serveWorkers(cs)
 	var stopped error
 	select {
 	case err := <-errc:
