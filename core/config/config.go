@@ -42,8 +42,8 @@ type Source struct {
 	Format       string   `yaml:"format" json:"format"`               // mooncake | azure
 	Paths        []string `yaml:"paths" json:"paths"`                 // trace files
 	BlockSize    int      `yaml:"block_size" json:"block_size"`       // tokens per trace hash id
-	InputTokens  int      `yaml:"input_tokens" json:"input_tokens"`   // synthetic
-	OutputTokens int      `yaml:"output_tokens" json:"output_tokens"` // synthetic
+	InputTokens  Tokens   `yaml:"input_tokens" json:"input_tokens"`   // synthetic: an integer or a distribution (tokens.go)
+	OutputTokens Tokens   `yaml:"output_tokens" json:"output_tokens"` // synthetic
 }
 
 // Load is the arrival process.
@@ -280,7 +280,7 @@ func Default() Config {
 	}
 	return Config{
 		Traffic: Traffic{
-			Source: Source{Type: "synthetic", Format: "mooncake", BlockSize: 512, InputTokens: 1024, OutputTokens: 128},
+			Source: Source{Type: "synthetic", Format: "mooncake", BlockSize: 512, InputTokens: Tokens{N: 1024}, OutputTokens: Tokens{N: 128}},
 			Load:   Load{Speedup: 1, Concurrency: 10, Seed: 42},
 		},
 		Engine: Engine{

@@ -11,7 +11,7 @@ func TestEmptyConfigIsDefault(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
-		if cfg.Engine.Workers.Aggregated.Scheduler.MaxBatchedTokens != 8192 || cfg.Traffic.Source.InputTokens != 1024 ||
+		if cfg.Engine.Workers.Aggregated.Scheduler.MaxBatchedTokens != 8192 || cfg.Traffic.Source.InputTokens != (Tokens{N: 1024}) ||
 			cfg.Engine.Workers.Aggregated.BlockSize("vllm") != 64 || cfg.Execution.Seed != 42 {
 			t.Fatalf("%q: defaults not applied: %+v", text, cfg)
 		}

@@ -26,6 +26,9 @@ func check(name string, n *yaml.Node, t reflect.Type, path string) error {
 		}
 		return "--set " + path // only --set values have no line
 	}
+	if t == reflect.TypeOf(Tokens{}) {
+		return checkTokens(name, n, path)
+	}
 	switch t.Kind() {
 	case reflect.Pointer: // an optional value: null or the element
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {

@@ -121,19 +121,22 @@ func (c *Config) validateChoices() error {
 
 // validateBounds checks the traffic's sizes, rates and stop conditions.
 func (t *Traffic) validateBounds() error {
+	if err := t.Source.checkDistributions(); err != nil {
+		return err
+	}
 	switch {
 	case t.Source.BlockSize < 1:
 		return fmt.Errorf("traffic.source.block_size: must be ≥ 1, got %d", t.Source.BlockSize)
 	case t.Source.BlockSize > workload.MaxRequestTokens:
 		return fmt.Errorf("traffic.source.block_size: must be ≤ %d, got %d", workload.MaxRequestTokens, t.Source.BlockSize)
-	case t.Source.Type == "synthetic" && t.Source.InputTokens < 1:
-		return fmt.Errorf("traffic.source.input_tokens: must be ≥ 1, got %d", t.Source.InputTokens)
-	case t.Source.OutputTokens < 0:
-		return fmt.Errorf("traffic.source.output_tokens: must be ≥ 0, got %d", t.Source.OutputTokens)
-	case t.Source.Type == "synthetic" && t.Source.InputTokens > workload.MaxRequestTokens:
-		return fmt.Errorf("traffic.source.input_tokens: must be ≤ %d, got %d", workload.MaxRequestTokens, t.Source.InputTokens)
-	case t.Source.OutputTokens > workload.MaxRequestTokens:
-		return fmt.Errorf("traffic.source.output_tokens: must be ≤ %d, got %d", workload.MaxRequestTokens, t.Source.OutputTokens)
+	case t.Source.Type == "synthetic" && t.Source.InputTokens.Dist == "" && t.Source.InputTokens.N < 1:
+		return fmt.Errorf("traffic.source.input_tokens: must be ≥ 1, got %d", t.Source.InputTokens.N)
+	case t.Source.OutputTokens.Dist == "" && t.Source.OutputTokens.N < 0:
+		return fmt.Errorf("traffic.source.output_tokens: must be ≥ 0, got %d", t.Source.OutputTokens.N)
+	case t.Source.Type == "synthetic" && t.Source.InputTokens.Dist == "" && t.Source.InputTokens.N > workload.MaxRequestTokens:
+		return fmt.Errorf("traffic.source.input_tokens: must be ≤ %d, got %d", workload.MaxRequestTokens, t.Source.InputTokens.N)
+	case t.Source.OutputTokens.Dist == "" && t.Source.OutputTokens.N > workload.MaxRequestTokens:
+		return fmt.Errorf("traffic.source.output_tokens: must be ≤ %d, got %d", workload.MaxRequestTokens, t.Source.OutputTokens.N)
 	case t.Stop.Requests > MaxRequests:
 		return fmt.Errorf("traffic.stop.requests: must be ≤ %d, got %d", MaxRequests, t.Stop.Requests)
 	case !(t.Load.Speedup > 0):

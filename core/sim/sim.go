@@ -473,7 +473,7 @@ func loadWorkload(cfg *config.Config, in Inputs) (*workload.Workload, error) {
 		if n == 0 {
 			n = 100
 		}
-		return workload.Synthetic(n, src.InputTokens, src.OutputTokens)
+		return workload.SyntheticLengths(n, src.InputTokens.Length(), src.OutputTokens.Length(), cfg.Traffic.Load.Seed)
 	}
 	type file struct {
 		name string
