@@ -21,6 +21,7 @@ import (
 type Report struct {
 	Summary       Summary           `json:"summary"`
 	SLA           *SLAInfo          `json:"sla,omitempty"` // the bounds goodput used
+	Verdict       *Verdict          `json:"verdict"`
 	Deployment    *Deployment       `json:"deployment,omitempty"`
 	Warnings      []string          `json:"warnings,omitempty"` // the run is valid but may mislead (a pool that cannot fit its GPU)
 	Outcomes      Outcomes          `json:"outcomes"`
@@ -162,7 +163,7 @@ type RunInfo struct {
 func Build(c *Collector, info RunInfo) *Report {
 	r := &Report{Workers: info.Workers, Coverage: Coverage{CapturePerRequest: c.capture}, SLA: info.SLA.info()}
 	r.Outcomes = Outcomes{RejectedBy: map[string]int{}, StopReason: info.StopReason}
-	var t tally
+	t := tally{width: c.Series.width}
 	for i := range c.recs {
 		q := &c.recs[i]
 		if c.capture {
@@ -202,6 +203,10 @@ func Build(c *Collector, info RunInfo) *Report {
 		s[schema.GoodputRequestThroughputRPS] = float64(t.good) / durS
 		s[schema.GoodputOutputThroughputTokS] = float64(t.goodTok) / durS
 	}
+	r.TimeSeries = c.Series.render()
+	ts := &r.TimeSeries
+	ts.TTFTP50Ms, ts.TTFTP99Ms = windowQuantiles(len(ts.TMs), t.ttftWin, t.ttft)
+	ts.ITLP50Ms, ts.ITLP99Ms = windowQuantiles(len(ts.TMs), t.tpotWin, t.tpot)
 	t.putDists(s, c)
 	r.Summary = s
 
@@ -215,7 +220,7 @@ func Build(c *Collector, info RunInfo) *Report {
 		E2EMs:  sortedQuantiles(t.e2e, qs),
 	}
 	r.TTFTBreakdown = c.breakdownSection(info.Transfer != nil)
-	r.TimeSeries = c.Series.render()
+	r.Verdict = buildVerdict(r)
 	return r
 }
 
@@ -227,6 +232,10 @@ type tally struct {
 	good, goodTok                                 int
 	ttft, ttst, tpot, e2e, isl, osl               []float64
 	duration                                      timing.Time
+	// The time-series window each ttft and tpot sample's request arrived
+	// in (the series' final width: the replay has ended).
+	width            timing.Time
+	ttftWin, tpotWin []int32
 }
 
 // add counts completed request q; frontend is the collector's Frontend.
@@ -258,11 +267,14 @@ func (t *tally) add(q *record, frontend timing.Time, sla SLA) {
 	}
 	tf := max(q.first-q.arrival, 0).Ms()
 	el := max(q.last-q.arrival, 0).Ms()
+	w := int32(max(q.arrival, 0) / t.width)
 	t.ttft = append(t.ttft, tf)
+	t.ttftWin = append(t.ttftWin, w)
 	t.e2e = append(t.e2e, el)
 	if q.tokens >= 2 {
 		t.ttst = append(t.ttst, (q.second - q.first).Ms())
 		t.tpot = append(t.tpot, (q.last-q.first).Ms()/float64(q.tokens-1))
+		t.tpotWin = append(t.tpotWin, w)
 	}
 	if sla.good(tf, el, int(q.tokens)) {
 		t.good++
@@ -470,10 +482,14 @@ func (r *Report) RequestsJSONL() []byte {
 
 // Table renders the AIPerf-style console table (spec §8.8; the rows and
 // columns of metrics.Build, which the page shows too), then the outcome,
-// duration and reuse lines.
+// duration and reuse lines; the verdict's line comes first (the answer
+// before the ledger).
 func (r *Report) Table() string {
 	s := r.Summary
 	var b strings.Builder
+	if r.Verdict != nil {
+		b.WriteString("Verdict: " + r.Verdict.Text + "\n")
+	}
 	b.WriteString(metrics.Build(s).Text())
 	fmt.Fprintf(&b, "Completed / Rejected / Unfinished: %s / %s / %s   Preemptions: %s   Stop: %s\n",
 		num(s[schema.CompletedRequests]), num(s[schema.RejectedRequests]), num(s[schema.UnfinishedRequests]), num(s[schema.NumPreemptions]), r.Outcomes.StopReason)

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"math"
+	"slices"
+
 	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -111,4 +114,28 @@ func (s *Series) render() TimeSeries {
 		}
 	}
 	return ts
+}
+
+// windowQuantiles returns the p50 and p99 (the nearest-rank rule of
+// sortedQuantiles) of xs grouped by window: win[i] is xs[i]'s window, of
+// n. A window without a sample gets null. xs is left in its order.
+func windowQuantiles(n int, win []int32, xs []float64) (p50, p99 []*float64) {
+	p50, p99 = make([]*float64, n), make([]*float64, n)
+	if n == 0 {
+		return p50, p99 // no window: no token was emitted, so no sample
+	}
+	by := make([][]float64, n)
+	for i, w := range win {
+		w := min(int(w), n-1) // a sample past the last window joins it
+		by[w] = append(by[w], xs[i])
+	}
+	for w, v := range by {
+		if len(v) == 0 {
+			continue
+		}
+		slices.Sort(v)
+		a, b := v[int(math.Round(float64(len(v)-1)*0.5))], v[int(math.Round(float64(len(v)-1)*0.99))]
+		p50[w], p99[w] = &a, &b
+	}
+	return p50, p99
 }

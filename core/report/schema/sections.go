@@ -4,7 +4,8 @@ package schema
 // fields of core/report's Report; a test there holds the two together).
 const (
 	SectionSummary       = "summary"
-	SectionSLA           = "sla"        // only with an SLA
+	SectionSLA           = "sla" // only with an SLA
+	SectionVerdict       = "verdict"
 	SectionDeployment    = "deployment" // absent from reports built without a config
 	SectionWarnings      = "warnings"   // only when there is one
 	SectionOutcomes      = "outcomes"
@@ -23,7 +24,7 @@ const (
 
 // Sections are the report's top-level sections, in order.
 var Sections = []string{
-	SectionSummary, SectionSLA, SectionDeployment, SectionWarnings, SectionOutcomes,
+	SectionSummary, SectionSLA, SectionVerdict, SectionDeployment, SectionWarnings, SectionOutcomes,
 	SectionPools, SectionWorkers, SectionKVTransfer, SectionKVTiers, SectionEngine,
 	SectionDistributions, SectionPlanner, SectionTTFTBreakdown, SectionTimeline,
 	SectionTimeSeries, SectionCoverage,
@@ -314,12 +315,20 @@ type BreakdownPart struct {
 
 // TimeSeries is the JSON form of a Series.
 type TimeSeries struct {
-	BucketMs         float64        `json:"bucket_ms"`
-	TMs              []float64      `json:"t_ms"`
-	OutputTokensPerS []float64      `json:"output_tokens_per_s"`
-	CompletedPerS    []float64      `json:"completed_per_s"`
-	PrefixReuseRatio []float64      `json:"prefix_reuse_ratio"`
-	Workers          []WorkerSeries `json:"workers"`
+	BucketMs         float64   `json:"bucket_ms"`
+	TMs              []float64 `json:"t_ms"`
+	OutputTokensPerS []float64 `json:"output_tokens_per_s"`
+	CompletedPerS    []float64 `json:"completed_per_s"`
+	PrefixReuseRatio []float64 `json:"prefix_reuse_ratio"`
+	// Latency per window (issue 32 item 5) of the completed requests that
+	// arrived in it: TTFT, and each request's mean inter-token latency
+	// (the quantity goodput's ITL bound checks), p50 and p99; null for a
+	// window where no such request arrived.
+	TTFTP50Ms []*float64     `json:"ttft_p50_ms"`
+	TTFTP99Ms []*float64     `json:"ttft_p99_ms"`
+	ITLP50Ms  []*float64     `json:"itl_p50_ms"`
+	ITLP99Ms  []*float64     `json:"itl_p99_ms"`
+	Workers   []WorkerSeries `json:"workers"`
 }
 
 // WorkerSeries holds per-bucket means of one worker's pass-start samples.
