@@ -5,7 +5,9 @@
 //	POST /v1/predict   multipart/form-data: config (YAML), trace (file, optional),
 //	                   profile (.npz, optional), model (HF config.json, optional),
 //	                   set (PATH=VALUE, repeatable)
-//	GET  /v1/runs/{id} the stored report
+//	GET  /v1/runs/{id} the stored report (a browser's navigation: a 303 to
+//	                   the page, <PAGE_URL>?run={id}, when PAGE_URL is set)
+//	GET  /v1/runs/{id}/inputs the config and file names the run was given
 //	GET  /v1/health    liveness, version and limits
 //
 // The handler in this file is plain net/http and builds on every target; the
@@ -66,6 +68,9 @@ type Options struct {
 	// In Workers the clock does not advance during CPU work, so it is nil there
 	// and those fields stay 0.
 	Clock func() time.Time
+	// PageURL is the DynoSim page that renders runs (share.go): stored runs
+	// are shared as PageURL?run={id}. "" (or not an http(s) URL): none.
+	PageURL string
 }
 
 // Defaults of the options left zero.
@@ -105,6 +110,7 @@ func NewHandler(store Store, opt Options) *Handler {
 	if opt.MaxStoredBytes <= 0 {
 		opt.MaxStoredBytes = DefaultMaxStoredBytes
 	}
+	opt.PageURL = pageURL(opt.PageURL)
 	return &Handler{store: store, opt: opt}
 }
 
@@ -121,7 +127,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	hd := w.Header()
 	hd.Set("Access-Control-Allow-Origin", "*")
-	hd.Set("Access-Control-Expose-Headers", "Location, X-Dynosim-Run-Id, X-Dynosim-Cache, X-Dynosim-Reason")
+	hd.Set("Access-Control-Expose-Headers", "Location, X-Dynosim-Run-Id, X-Dynosim-Share-URL, X-Dynosim-Cache, X-Dynosim-Reason")
 	if r.Method == http.MethodOptions {
 		hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 		hd.Set("Access-Control-Allow-Headers", "Content-Type")
@@ -142,7 +148,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			methodNotAllowed(w, "GET")
 			return
 		}
-		h.getRun(w, strings.TrimPrefix(p, "/v1/runs/"))
+		id := strings.TrimPrefix(p, "/v1/runs/")
+		if id, ok := strings.CutSuffix(id, "/inputs"); ok {
+			h.getInputs(w, id)
+			return
+		}
+		h.getRun(w, r, id)
 	case p == "/v1/health" || p == "/":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			methodNotAllowed(w, "GET")
@@ -172,29 +183,6 @@ func (h *Handler) health(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	writeBody(w, http.StatusOK, append(b, '\n'))
-}
-
-func (h *Handler) getRun(w http.ResponseWriter, id string) {
-	if !validRunID(id) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown run id %q (ids are %d hex digits)", oneLine(id), runIDLen))
-		return
-	}
-	if h.store == nil {
-		writeError(w, http.StatusNotFound, "unknown run id "+id+" (this service stores no runs)")
-		return
-	}
-	b, ok, err := h.store.Get(runKeyPrefix + id)
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "storage unavailable: "+oneLine(err.Error()))
-		return
-	}
-	if !ok {
-		writeError(w, http.StatusNotFound, "unknown run id "+id)
-		return
-	}
-	// An id names one set of inputs and one build: its report never changes.
-	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	writeReport(w, http.StatusOK, id, "hit", true, b)
 }
 
 // inputs are the fields of one POST /v1/predict.
@@ -233,6 +221,8 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	if h.store != nil {
 		b, ok, err := h.store.Get(runKeyPrefix + id)
 		if err == nil && ok {
+			h.storeInputs(id, in) // runs stored before inputs were kept
+			h.setShareHeader(w, id)
 			writeReport(w, http.StatusOK, id, "hit", true, b)
 			return
 		}
@@ -250,6 +240,10 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cache, stored := h.storeRun(id, b)
+	if stored {
+		h.storeInputs(id, in)
+		h.setShareHeader(w, id)
+	}
 	writeReport(w, http.StatusOK, id, cache, stored, b)
 }
 

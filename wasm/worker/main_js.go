@@ -126,10 +126,18 @@ func optionsFromEnv(env js.Value) Options {
 		MaxConfigBytes: int64(envInt(env, "MAX_CONFIG_BYTES", DefaultMaxConfigBytes)),
 		BodyTimeout:    time.Duration(envInt(env, "BODY_TIMEOUT_MS", int(DefaultBodyTimeout/time.Millisecond))) * time.Millisecond,
 		MaxStoredBytes: envInt(env, "MAX_STORED_BYTES", DefaultMaxStoredBytes),
+		PageURL:        envString(env, "PAGE_URL"),
 		Limits:         lim,
 		// No Clock: Workers freeze Date.now() during CPU work, so a measured
 		// wall time would read 0 anyway; the wall-clock fields stay 0.
 	}
+}
+
+func envString(env js.Value, name string) string {
+	if v := env.Get(name); v.Type() == js.TypeString {
+		return v.String()
+	}
+	return ""
 }
 
 func envInt(env js.Value, name string, def int) int {

@@ -18,10 +18,11 @@ func main() {
 	maxBody := flag.Int64("max-body-bytes", DefaultMaxBodyBytes, "request body cap")
 	maxConfig := flag.Int64("max-config-bytes", DefaultMaxConfigBytes, "cap on the config and set fields")
 	bodyTimeout := flag.Duration("body-timeout", DefaultBodyTimeout, "request body read deadline")
+	page := flag.String("page-url", "", "the DynoSim page that renders shared runs (PAGE_URL)")
 	flag.Parse()
 	h := NewHandler(newMemStore(), Options{
 		MaxBodyBytes: *maxBody, MaxConfigBytes: *maxConfig, BodyTimeout: *bodyTimeout,
-		Limits: LimitsForBudget(*budget), Clock: time.Now,
+		Limits: LimitsForBudget(*budget), Clock: time.Now, PageURL: *page,
 	})
 	fmt.Fprintf(os.Stderr, "dynosim worker (native, in-memory store) on http://%s\n", *addr)
 	if err := http.ListenAndServe(*addr, h); err != nil {

@@ -41,3 +41,36 @@ func writeReport(w http.ResponseWriter, status int, id, cache string, stored boo
 	}
 	writeBody(w, status, b)
 }
+
+// getRun answers GET /v1/runs/{id}: the stored report, or for a browser
+// navigating to it, when a page is configured, a 303 to the rendered run.
+func (h *Handler) getRun(w http.ResponseWriter, r *http.Request, id string) {
+	if !validRunID(id) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown run id %q (ids are %d hex digits)", oneLine(id), runIDLen))
+		return
+	}
+	if h.store == nil {
+		writeError(w, http.StatusNotFound, "unknown run id "+id+" (this service stores no runs)")
+		return
+	}
+	b, ok, err := h.store.Get(runKeyPrefix + id)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "storage unavailable: "+oneLine(err.Error()))
+		return
+	}
+	if !ok {
+		writeError(w, http.StatusNotFound, "unknown run id "+id)
+		return
+	}
+	// An id names one set of inputs and one build: its report never changes.
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	w.Header().Set("Vary", "Accept")
+	h.setShareHeader(w, id)
+	if u := h.shareURL(id); u != "" && wantsHTML(r) {
+		// A person opened the run link: show the rendered run, not JSON.
+		w.Header().Set("Location", u)
+		w.WriteHeader(http.StatusSeeOther)
+		return
+	}
+	writeReport(w, http.StatusOK, id, "hit", true, b)
+}
