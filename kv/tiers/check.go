@@ -139,9 +139,15 @@ func (p *pool) check(f *flight) error {
 			lru++
 		}
 	}
-	n := 0
-	for c := p.head; c >= 0; c = p.slots[c].next {
+	n, stray := 0, false
+	p.order.each(func(pos uint32, e lruEntry) {
 		n++
+		if sl := &p.slots[e.slot]; !sl.inLRU || sl.pos != pos || sl.hash != e.hash {
+			stray = true
+		}
+	})
+	if stray || n != p.order.live {
+		return fmt.Errorf("tiers: the LRU order names %d blocks (counts %d), not each in its slot", n, p.order.live)
 	}
 	if used != p.used || n != lru || p.byHash.n-p.byHash.stale != used {
 		return fmt.Errorf("tiers: a tier counts %d blocks, holds %d (%d indexed), LRU %d of %d", p.used, used, p.byHash.n-p.byHash.stale, n, lru)

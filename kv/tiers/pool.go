@@ -3,16 +3,15 @@ package tiers
 // pool is one lower tier's block set (kvbm-logical's BlockManager<G2/G3>,
 // or G4's presence map when unbounded): blocks keyed by sequence hash, each
 // incoming (a copy into it is in flight; its room is taken) or resident.
-// Resident blocks nobody pins sit in an LRU list and are evicted oldest
-// first when an incoming block needs room. Slots are allocated as blocks
+// Resident blocks nobody pins sit in an LRU order (lru.go) and are evicted
+// oldest first when an incoming block needs room. Slots are allocated as blocks
 // arrive, so a large capacity costs only what the run touches.
 type pool struct {
 	capacity int // 0: unbounded (G4)
 	slots    []pslot
 	free     []int32
 	byHash   index
-	head     int32 // LRU head (oldest), -1 if empty
-	tail     int32
+	order    lru
 	used     int // incoming + resident
 	peak     int
 	total    *int // a sum of used over pools (G2 of every worker), or nil
@@ -20,12 +19,12 @@ type pool struct {
 }
 
 type pslot struct {
-	hash       uint64
-	prev, next int32
-	pins       int32
-	state      pstate
-	inLRU      bool
-	writing    bool // incoming by a write-through store (store.go)
+	hash    uint64
+	pos     uint32 // its entry in order while inLRU
+	pins    int32
+	state   pstate
+	inLRU   bool
+	writing bool // incoming by a write-through store (store.go)
 }
 
 type pstate uint8
@@ -36,7 +35,7 @@ const (
 	resident
 )
 
-func newPool(capacity int) *pool { return &pool{capacity: capacity, head: -1, tail: -1} }
+func newPool(capacity int) *pool { return &pool{capacity: capacity} }
 
 // residentSlot returns hash's slot if it is resident.
 func (p *pool) residentSlot(hash uint64) (int32, bool) {
@@ -52,16 +51,18 @@ func (p *pool) residentSlot(hash uint64) (int32, bool) {
 func (p *pool) insert(hash uint64) (int32, bool) {
 	full := p.capacity > 0 && p.used >= p.capacity
 	var s int32
+	var victim uint64
 	switch {
-	case full && p.head < 0: // everything is pinned or incoming
+	case full && p.order.live == 0: // everything is pinned or incoming
 		if old, ok := p.byHash.get(hash, p.slots); ok {
 			return old, false
 		}
 		return -1, false
 	case full:
-		s = p.head
+		h, _ := p.order.head()
+		s, victim = h.slot, h.hash
 		if !p.byHash.lazy() {
-			p.byHash.warm(p.slots[s].hash) // the victim's entry, dropped below
+			p.byHash.warm(victim) // the victim's entry, dropped below
 		}
 	case len(p.free) > 0:
 		s = p.free[len(p.free)-1]
@@ -73,8 +74,7 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 	}
 	switch {
 	case full:
-		victim := p.slots[s].hash
-		p.unlink(s)
+		p.order.remove(p.order.lo) // the head: s's slot is not read
 		p.byHash.evict(victim, s)
 		p.used--
 		if p.total != nil {
@@ -88,7 +88,7 @@ func (p *pool) insert(hash uint64) (int32, bool) {
 	default:
 		p.slots = append(p.slots, pslot{})
 	}
-	p.slots[s] = pslot{hash: hash, prev: -1, next: -1, state: incoming}
+	p.slots[s] = pslot{hash: hash, state: incoming}
 	p.used++
 	p.peak = max(p.peak, p.used)
 	if p.total != nil {
@@ -159,7 +159,7 @@ func (p *pool) evict(s int32) {
 }
 
 func (p *pool) release(s int32) {
-	p.slots[s] = pslot{prev: -1, next: -1}
+	p.slots[s] = pslot{}
 	p.free = append(p.free, s)
 	p.used--
 	if p.total != nil {
@@ -169,26 +169,12 @@ func (p *pool) release(s int32) {
 
 func (p *pool) pushTail(s int32) {
 	sl := &p.slots[s]
-	sl.prev, sl.next, sl.inLRU = p.tail, -1, true
-	if p.tail >= 0 {
-		p.slots[p.tail].next = s
-	} else {
-		p.head = s
-	}
-	p.tail = s
+	sl.pos = p.order.push(sl.hash, s, p.slots)
+	sl.inLRU = true
 }
 
 func (p *pool) unlink(s int32) {
 	sl := &p.slots[s]
-	if sl.prev >= 0 {
-		p.slots[sl.prev].next = sl.next
-	} else {
-		p.head = sl.next
-	}
-	if sl.next >= 0 {
-		p.slots[sl.next].prev = sl.prev
-	} else {
-		p.tail = sl.prev
-	}
-	sl.prev, sl.next, sl.inLRU = -1, -1, false
+	p.order.remove(sl.pos)
+	sl.inLRU = false
 }

@@ -171,7 +171,7 @@ func TestOnboardStagesThroughG2(t *testing.T) {
 	if st.Tiers[0].Hits != 1 || st.Tiers[1].Hits != 1 || st.Tiers[1].Onboarded != 1 || st.Tiers[0].Onboarded != 2 {
 		t.Errorf("tier stats %+v", st.Tiers)
 	}
-	if w.Onboarding() != 0 || w.g2.head < 0 {
+	if w.Onboarding() != 0 || w.g2.order.live == 0 {
 		t.Errorf("onboarding %d, G2 LRU empty: pins leaked", w.Onboarding())
 	}
 }
