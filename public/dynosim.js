@@ -16,9 +16,11 @@
 //                               run's exports (AIPerf, vllm bench serve; data: Uint8Array,
 //                               string or Blob) against a report (JSON text or object), or
 //                               rejects with the one-line error naming the file.
-//   await dynosim.recommend(opts, onEntry) → {json, csv, base, yamls, ledger, space, wallMs, workers}:
+//   await dynosim.recommend(opts, onEntry) → {json, csv, base, yamls, deploy, ledger, space, wallMs, workers}:
 //                               a `dynosim recommend` search (opts: config, configName, trace,
-//                               traceName, workers); cancel() stops it too.
+//                               traceName, workers); deploy: [{id, dir, launch, dgd, error}] are the
+//                               deploy files of the recommended candidates and the best (core/deploy,
+//                               recommend --output-dir's deploy/NNNN); cancel() stops it too.
 //   await dynosim.sample(name)  → Blob of an embedded sample trace ("conversation", "synthetic")
 //   dynosim.serviceURL          the configured shared service ("" = none, the default):
 //                               ?service=URL, else window.DYNOSIM_SERVICE_URL (config.js,
@@ -26,6 +28,10 @@
 //   await dynosim.runRemote(opts) → {json, report, runURL, runId, cache, wallMs}: the same
 //                               inputs as run, sent as multipart to POST {serviceURL}/v1/predict
 //                               (opts.service overrides the URL); cancel() aborts the fetch.
+//   await dynosim.fetchRun(id) → {json, report, runURL, runId, service, inputs}: a stored run
+//                               (a share link's ?run=<id>) from GET {serviceURL}/v1/runs/{id},
+//                               with the inputs it ran with ({config, config_name, trace_name,
+//                               …}, null when the service kept none); cancel() aborts it.
 "use strict";
 (function () {
   const base = new URL(".", document.currentScript ? document.currentScript.src : location.href);
@@ -271,6 +277,55 @@
     }
   }
 
+  // fetchRun loads a stored run from the shared service (issue 32 item 9:
+  // a share link, <page>/?run=<id>, opens the rendered run): the report
+  // from GET /v1/runs/{id} and the inputs from GET /v1/runs/{id}/inputs
+  // (a service that kept none, or an older one, answers 404: inputs null).
+  // Errors read like runRemote's: the service's {"error"} text, or a clear
+  // message when the service cannot be reached.
+  async function fetchRun(id, opts) {
+    opts = opts || {};
+    const svc = opts.service !== undefined ? normalizeService(opts.service) : serviceURL;
+    if (!/^[0-9a-f]{32}$/.test(String(id))) throw new Error(`run ${String(id).slice(0, 80)}: not a run id (32 hex digits)`);
+    if (!svc) throw new Error(`run ${id}: this page has no shared service to load it from (open the link with ?service=URL)`);
+    const host = new URL(svc).host;
+    const ctl = new AbortController();
+    remoteRuns.add(ctl);
+    const get = async (url) => {
+      try {
+        return await fetch(url, { signal: ctl.signal, mode: "cors", credentials: "omit", headers: { Accept: "application/json" } });
+      } catch (e) {
+        if (ctl.signal.aborted) throw new Error("canceled");
+        throw new Error(`could not reach the shared service at ${host} (${e && e.message || e}); check the URL and your connection`);
+      }
+    };
+    try {
+      const [resp, inResp] = await Promise.all([get(`${svc}/v1/runs/${id}`), get(`${svc}/v1/runs/${id}/inputs`).catch(() => null)]);
+      const text = await resp.text();
+      if (!resp.ok) {
+        let msg = "";
+        try { const j = JSON.parse(text); if (j && typeof j.error === "string") msg = j.error; } catch (e) { /* not JSON */ }
+        throw new Error(msg || `the shared service at ${host} answered HTTP ${resp.status} for run ${id}`);
+      }
+      let report;
+      try {
+        report = JSON.parse(text);
+      } catch (e) {
+        throw new Error(`the shared service at ${host} sent something that is not a report for run ${id}`);
+      }
+      let inputs = null;
+      if (inResp && inResp.ok) {
+        try {
+          const j = JSON.parse(await inResp.text());
+          if (j && typeof j.config === "string") inputs = j;
+        } catch (e) { /* no inputs */ }
+      }
+      return { json: text, report, runURL: runLink(`/v1/runs/${id}`, svc), runId: id, service: svc, inputs };
+    } finally {
+      remoteRuns.delete(ctl);
+    }
+  }
+
   // --- Recommend: a coordinator worker runs recommend.Search; its trials
   // run on a pool of trial workers (one per core, at least 2), each keeping
   // the Base config and the parsed trace of the search (sweepKey) so only
@@ -349,7 +404,7 @@
         if (done) return;
         done = true;
         recommendActive.delete(fail);
-        resolve({ json: res.json, csv: res.csv, base: res.base, yamls: res.yamls, ledger: JSON.parse(res.json), space,
+        resolve({ json: res.json, csv: res.csv, base: res.base, yamls: res.yamls, deploy: res.deploy || [], ledger: JSON.parse(res.json), space,
           entries: ledger, workers: n, maxInFlight, trialMs, wallMs: performance.now() - t0 });
       })().catch(fail);
     });
@@ -474,7 +529,7 @@
   }
 
   window.dynosim = {
-    run, runRaw, runRemote, recommend, candidateYAML, cancel, cancelRecommend, poolSize, validate, compare, sample, download, samples, serviceURL,
+    run, runRaw, runRemote, fetchRun, recommend, candidateYAML, cancel, cancelRecommend, poolSize, validate, compare, sample, download, samples, serviceURL,
     get ready() { return getRunner().ready; },
   };
   getRunner();

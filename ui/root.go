@@ -123,6 +123,9 @@ func (c *Root) Init(ctx vugu.InitCtx) {
 		}
 	}
 	c.RecConfig, c.RecPreset = RecPresets[0].YAML, RecPresets[0].Name
+	if loc.Truthy() {
+		c.loadSharedRun(loc.Get("search").String()) // a share link: ?run=<id>
+	}
 	js.Global().Get("Reflect").Call("set", js.Global(), "dynosimOpenCandidate", c.funcOf(c.openCandidate))
 	c.scheduleValidate(0)
 }
@@ -478,7 +481,8 @@ func (c *Root) finish(res js.Value, key, config, trace string, opts js.Value) {
 	}
 	c.runSeq++
 	r := &RunEntry{ID: c.runSeq, Config: config, Trace: trace, key: key, JSON: json, report: res.Get("report"),
-		Parsed: parsed, Table: jsString(res.Get("table")), RunURL: runLink(jsString(res.Get("runURL")), c.ServiceURL), opts: opts}
+		Parsed: parsed, Table: jsString(res.Get("table")), RunURL: runLink(jsString(res.Get("runURL")), c.ServiceURL),
+		PageURL: pageLinkOf(res), opts: opts}
 	if q := res.Get("requests"); q.Type() == js.TypeString {
 		if t, err := parseRequests([]byte(q.String())); err == nil {
 			r.Req = t

@@ -12,18 +12,20 @@ import (
 
 // RunEntry is one finished run kept for comparison.
 type RunEntry struct {
-	ID     int
-	Name   string
-	Config string // the config it ran
-	Trace  string // TraceLabel() when it ran
-	key    string // inputKey() when it ran: results are stale once it changes
-	JSON   string
-	report js.Value // the report object for the plots
-	Parsed *parsedReport
-	Table  string
-	Req    *RequestTable
-	RunURL string
-	opts   js.Value // the inputs it ran with (dynosim.runRaw's options)
+	ID      int
+	Name    string
+	Config  string // the config it ran
+	Trace   string // TraceLabel() when it ran
+	key     string // inputKey() when it ran: results are stale once it changes
+	JSON    string
+	report  js.Value // the report object for the plots
+	Parsed  *parsedReport
+	Table   string
+	Req     *RequestTable
+	RunURL  string
+	PageURL string   // its share link, this page with ?run=<id> (sharerun.go)
+	Shared  string   // "Run <id> on <host>…" for a run loaded from a share link
+	opts    js.Value // the inputs it ran with (dynosim.runRaw's options)
 }
 
 // maxRuns is how many runs the compare list keeps (the oldest goes first).
