@@ -19,15 +19,24 @@ import { startServer, launch, artifacts, repo, ACTION_MS } from "./helpers.mjs";
 
 let srv, host, browser, simOrigin, hostURL;
 
-// What each demo frame must show: a line of its config and, after the run,
-// a check of its summary (the numbers are the CLI's for the same config).
+// What each demo frame must show: a line of its config, its sample and,
+// after the run, the figures the demo's text quotes (`dynosim predict` on
+// the same config and trace; issue 32 item 9: every demo runs ≥ 4 workers on
+// a trace where its knob matters).
 const frames = {
-  "kv-pressure": { config: /blocks: 512/, ok: (s) => s.num_preemptions > 0 },
-  "prefix-round-robin": { config: /policy: round_robin/ },
-  "prefix-kv-router": { config: /policy: kv_router/ },
-  "engine-vllm": { config: /backend: vllm/ },
-  "engine-sglang": { config: /backend: sglang/ },
+  "kv-pressure": { config: /blocks: 512/, sample: "synthetic", replicas: 4,
+    quoted: { num_preemptions: 35, rejected_requests: 114, median_ttft_ms: 6405.70, p99_ttft_ms: 28529.12 } },
+  "prefix-round-robin": { config: /policy: round_robin/, sample: "default", replicas: 8,
+    quoted: { prefix_cache_reused_ratio: 5.47, median_ttft_ms: 281.60, p99_ttft_ms: 5993.85 } },
+  "prefix-kv-router": { config: /policy: kv_router/, sample: "default", replicas: 8,
+    quoted: { prefix_cache_reused_ratio: 10.34, median_ttft_ms: 262.82, p99_ttft_ms: 4945.43 } },
+  "engine-vllm": { config: /backend: vllm/, sample: "synthetic", replicas: 4,
+    quoted: { median_ttft_ms: 369.85, p99_ttft_ms: 4445.77 } },
+  "engine-sglang": { config: /backend: sglang/, sample: "synthetic", replicas: 4,
+    quoted: { median_ttft_ms: 384.61, p99_ttft_ms: 4807.34 } },
 };
+// near: within 0.5% (the summary shows rounded values, ratios in %).
+const near = (got, want) => Math.abs(got - want) <= Math.max(0.005 * Math.abs(want), 0.001);
 
 // An init script (CDP-injected, so the host's CSP does not apply to it) that
 // records CSP violations and uncaught errors in every frame.
@@ -87,7 +96,7 @@ test("the embed demo runs every simulator cross-origin under a strict host CSP",
   assert.match(res.headers()["content-security-policy"], /^default-src 'none'; frame-src http:\/\/localhost:\d+;/);
   assert.notEqual(new URL(hostURL).origin, simOrigin);
 
-  const results = {};
+  const results = {}, headline = {};
   for (const [id, want] of Object.entries(frames)) {
     const el = page.locator(`iframe[data-demo="${id}"]`);
     await el.scrollIntoViewIfNeeded(); // loading="lazy"
@@ -98,25 +107,31 @@ test("the embed demo runs every simulator cross-origin under a strict host CSP",
     assert.ok(await frame.evaluate(() => document.documentElement.classList.contains("embed")), `${id}: embed mode`);
     const fl = page.frameLocator(`iframe[data-demo="${id}"]`);
     assert.match(await fl.locator('[data-testid="config-editor"]').inputValue(), want.config, `${id}: share-link config`);
-    assert.equal(await fl.locator('[data-testid="sample-select"]').inputValue(), "synthetic", `${id}: sample`);
+    assert.equal(await fl.locator('[data-testid="sample-select"]').inputValue(), want.sample, `${id}: sample`);
+    assert.match(await fl.locator('[data-testid="config-editor"]').inputValue(), new RegExp(`replicas: ${want.replicas},`), `${id}: workers`);
     await frame.waitForFunction(() => document.querySelector('[data-testid="config-status"]')?.textContent === "Config is valid.", null, { timeout: ACTION_MS });
     await fl.locator('[data-testid="run"]').click();
     await fl.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
     assert.equal(await fl.locator('[data-testid="error"]').count(), 0, `${id}: no error`);
     const s = summaryValues(await fl.locator('[data-testid="summary"]').innerText());
     assert.ok(s.completed_requests > 0, `${id}: completed_requests in ${JSON.stringify(s)}`);
-    if (want.ok) assert.ok(want.ok(s), `${id}: ${JSON.stringify(s)}`);
+    for (const [k, v] of Object.entries(want.quoted)) assert.ok(near(s[k], v), `${id}: ${k} ${s[k]}, the demo quotes ${v}`);
     results[id] = s;
+    headline[id] = await fl.locator('[data-testid="kpi-ttft"]').innerText();
     await fl.locator('[data-testid="charts"]').waitFor({ timeout: ACTION_MS });
   }
-  // The concepts the captions claim.
-  assert.ok(results["prefix-kv-router"].prefix_cache_reused_ratio > results["prefix-round-robin"].prefix_cache_reused_ratio,
+  // The concepts the captions claim: the knob each pair shows changes its
+  // headline TTFT card.
+  for (const [a, b] of [["prefix-round-robin", "prefix-kv-router"], ["engine-vllm", "engine-sglang"]]) {
+    assert.notEqual(headline[a], headline[b], `${a} and ${b} show the same TTFT card: ${headline[a]}`);
+  }
+  assert.ok(results["prefix-kv-router"].prefix_cache_reused_ratio > 1.5 * results["prefix-round-robin"].prefix_cache_reused_ratio,
     "kv_router reuses more of the prefixes than round robin");
-  assert.ok(results["prefix-kv-router"].mean_ttft_ms < results["prefix-round-robin"].mean_ttft_ms, "and lowers TTFT");
+  assert.ok(results["prefix-kv-router"].p99_ttft_ms < 0.9 * results["prefix-round-robin"].p99_ttft_ms, "and lowers TTFT p99 by more than 10%");
   // Both engines reuse the trace's whole 512-token blocks, so their headline
   // reuse agrees; they differ in scheduling and step time (TTFT), and only
   // SGLang reports its own every-chunk cache hit ratio.
-  assert.ok(results["engine-sglang"].mean_ttft_ms !== results["engine-vllm"].mean_ttft_ms, "the engines' TTFT differs");
+  assert.ok(results["engine-sglang"].p99_ttft_ms > 1.05 * results["engine-vllm"].p99_ttft_ms, "the engines' TTFT p99 differs by more than 5%");
   assert.ok(results["engine-sglang"].sglang_cache_hit_ratio > 0, "SGLang reports sglang_cache_hit_ratio");
   assert.equal(results["engine-vllm"].sglang_cache_hit_ratio, undefined, "vLLM does not");
 
