@@ -26,6 +26,7 @@ func main() {
 			panic(err)
 		}
 		root.syncDOM()
+		root.syncQuick()
 	}
 	render()
 	root.markReady()
