@@ -12,7 +12,7 @@
 // coordinator): each trial goes out as {id, type: "evaluate", eid, sets}
 // and comes back as {type: "evaluated", eid, json} or {eid, error, reason};
 // each ledger entry as {id, type: "entry", entry}; the end as {id, type:
-// "result", json, csv, base, yamls}. A trial on a trial worker is a
+// "result", json, csv, base, yamls, deploy}. A trial on a trial worker is a
 // "predict" with sets and sweepKey (its answer may carry reason).
 //
 // A real run: {id, type: "compare", files: [{name, data}], report} →
@@ -82,7 +82,8 @@ self.onmessage = async (ev) => {
       try {
         const out = await self.dynosimRecommend(msg, evaluate, onEntry);
         self.postMessage({ id, type: "result", json: out.json, csv: out.csv, base: out.base,
-          yamls: Array.from(out.yamls || [], (y) => ({ id: y.id, yaml: y.yaml })) });
+          yamls: Array.from(out.yamls || [], (y) => ({ id: y.id, yaml: y.yaml })),
+          deploy: Array.from(out.deploy || [], (d) => ({ id: d.id, dir: d.dir, launch: d.launch, dgd: d.dgd, error: d.error })) });
       } catch (err) {
         self.postMessage({ id, type: "error", error: (err && err.message) || String(err) });
       }

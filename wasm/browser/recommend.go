@@ -53,7 +53,8 @@ func recommendParse(this js.Value, args []js.Value) (result any) {
 }
 
 // recommendRun(req, evaluate, onEntry) → Promise of {json, csv, base,
-// yamls: [{id, yaml}]}, rejected with the one-line error. req: {config,
+// yamls: [{id, yaml}], deploy: [{id, dir, launch, dgd, error}]} (deploy.go),
+// rejected with the one-line error. req: {config,
 // configName, trace, traceName, parallel}. It runs recommend.Search in a
 // goroutine (a js.FuncOf callback must not block): each trial calls
 // evaluate(setsArray), which returns a Promise of {json} (the report) or
@@ -135,7 +136,15 @@ func runSearch(text []byte, in sim.Inputs, inErr error, parallel int, evaluate, 
 		}
 		yamls = append(yamls, map[string]any{"id": e.ID, "yaml": string(y)})
 	}
-	return js.ValueOf(map[string]any{"json": string(js1), "csv": string(l.CSV()), "base": string(sp.Base), "yamls": yamls}), nil
+	ds, err := recommendDeploys(sp, l)
+	if err != nil {
+		return js.Undefined(), err
+	}
+	deploys := make([]any, len(ds))
+	for i, d := range ds {
+		deploys[i] = d.js()
+	}
+	return js.ValueOf(map[string]any{"json": string(js1), "csv": string(l.CSV()), "base": string(sp.Base), "yamls": yamls, "deploy": deploys}), nil
 }
 
 // jsEvaluator runs each trial through the page's evaluate callback (another
