@@ -38,28 +38,17 @@ const (
 	HeadGPUs       = "gpus"
 )
 
-// judgeSLA sets e's meets_sla and sla_met_fraction from its run. meets_sla:
-// each SLA bound the config sets (evaluation.sla ttft_ms, itl_ms, e2e_ms)
-// holds at p99 (TTFT, ITL, E2E p99 of the report), and the search's own
-// rules hold (min_goodput_rps; strict_sla's means). sla_met_fraction:
-// goodput_completed_requests / completed_requests, the fraction of
-// completed requests meeting every bound (null without an SLA). A config
+// judgeSLA sets e's meets_sla and sla_met_fraction from its run's
+// verdict (core/report/verdict.go, the rule predict's verdict states):
+// meets_sla when each SLA bound the config sets holds at p99 and the
+// search's own rules hold (breach is slaBreach's answer: min_goodput_rps,
+// strict_sla's means); sla_met_fraction is the verdict's share of
+// completed requests within every bound (null without an SLA). A config
 // with no SLA and no rule meets it trivially.
-func judgeSLA(spec *Spec, sla *report.SLAInfo, e *Entry) {
-	m := e.Metrics
-	e.MeetsSLA = slaBreach(spec, sla, m) == ""
-	if sla != nil {
-		for _, b := range []struct {
-			bound *float64
-			key   string
-		}{{sla.TTFTMs, schema.TTFT.Key(schema.P99)}, {sla.ITLMs, schema.ITL.Key(schema.P99)}, {sla.E2EMs, schema.E2E.Key(schema.P99)}} {
-			if b.bound != nil && !(m[b.key] <= *b.bound) {
-				e.MeetsSLA = false
-			}
-		}
-	}
-	if g, ok := m[schema.GoodputCompletedRequests]; ok && m[schema.CompletedRequests] > 0 {
-		f := g / m[schema.CompletedRequests]
+func judgeSLA(v *report.Verdict, breach string, e *Entry) {
+	e.MeetsSLA = breach == "" && (v == nil || v.SLAMet == nil || *v.SLAMet)
+	if v != nil && v.SLAMetFraction != nil {
+		f := *v.SLAMetFraction
 		e.SLAMetFraction = &f
 	}
 }

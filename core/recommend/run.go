@@ -269,8 +269,9 @@ func evaluate(sp *Space, p *sim.Prepared, ev Evaluator, c Candidate) (Entry, err
 	if e.Metrics[schema.CompletedRequests] == 0 {
 		return fail(Infeasible, ReasonNoSamples, "no request completed")
 	}
-	judgeSLA(&sp.Spec, rep.SLA, &e)
-	if why := slaBreach(&sp.Spec, rep.SLA, e.Metrics); why != "" && sp.Spec.Optimization.Target != "max_rate" {
+	why := slaBreach(&sp.Spec, rep.SLA, e.Metrics)
+	judgeSLA(rep.Verdict, why, &e)
+	if why != "" && sp.Spec.Optimization.Target != "max_rate" {
 		return fail(Infeasible, ReasonSLA, why)
 	}
 	e.Status = Feasible
