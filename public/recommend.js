@@ -15,17 +15,18 @@
 // the candidate's predict config into the editor and runs it.
 "use strict";
 (function () {
-  let space = null, entries = [], result = null, sortKey = "trial", sortDir = 1, hover = "";
+  let space = null, entries = [], result = null, sortKey = "rank", sortDir = 1, hover = "";
   let pareto = null, best = null, ledgerNode = null;
   const AGG = "#1d4ed8", DIS = "#c2410c";
 
   const el = (id) => document.getElementById(id);
   const num = (v, d) => (typeof v === "number" && Number.isFinite(v) ? v.toLocaleString("en-US", { maximumFractionDigits: d }) : "–");
-  const short = (p) => p.slice(p.lastIndexOf(".") + 1);
 
   // modeOf is a candidate's engine.mode: searched, or inside a searched
   // engine / engine.workers value, else the base config's.
   function modeOf(e) {
+    // the label names it (also for the default space's one "deployment" dimension)
+    if (e.label) return /^disaggregated /.test(e.label) ? "disaggregated" : "aggregated";
     const c = e.config || {};
     if (c["engine.mode"]) return c["engine.mode"];
     for (const [k, v] of Object.entries(c)) {
@@ -35,21 +36,38 @@
     return (space && space.mode) || "aggregated";
   }
 
-  const columns = () => {
-    const dims = space ? space.dims.map((d) => ({ key: "dim:" + d.path, label: short(d.path), get: (e) => e.config[d.path] })) : [];
-    return [
-      { key: "trial", label: "#", get: (e) => e.trial },
-      { key: "status", label: "status", get: (e) => e.status },
-      ...dims,
-      { key: "gpus", label: "GPUs", get: (e) => e.used_gpus },
-      { key: "score", label: "score", get: (e) => e.score, fmt: (v) => num(v, 4) },
-      { key: "gpu", label: "tok/s/GPU", get: (e) => e.metrics.output_throughput_per_gpu_tok_s, fmt: (v) => num(v, 1) },
-      { key: "user", label: "tok/s/user", get: (e) => e.metrics.mean_output_token_throughput_per_user, fmt: (v) => num(v, 1) },
-      { key: "ttft", label: "TTFT p99 ms", get: (e) => e.metrics.p99_ttft_ms, fmt: (v) => num(v, 0) },
-      { key: "reason", label: "reason", get: (e) => (e.reason_category ? e.reason_category + ": " + e.reason : e.cache_hit ? "cache hit" : "") },
-    ];
-  };
+  // The ledger's columns (issue 32 item 7): by rank, each deployment as
+  // its label in words (recommend.Label; the searched values behind a
+  // details toggle), whether it meets the SLA at p99, then the figures.
+  const columns = () => [
+    { key: "rank", label: "rank", get: (e) => e.rank },
+    { key: "label", label: "deployment", get: (e) => e.label || "", render: deployment },
+    { key: "sla", label: "SLA", get: (e) => (e.status === "feasible" ? (e.meets_sla ? "yes" : "no") : undefined) },
+    { key: "status", label: "status", get: (e) => e.status },
+    { key: "gpus", label: "GPUs", get: (e) => e.used_gpus },
+    { key: "score", label: "score", get: (e) => e.score, fmt: (v) => num(v, 4) },
+    { key: "gpu", label: "tok/s/GPU", get: (e) => e.metrics.output_throughput_per_gpu_tok_s, fmt: (v) => num(v, 1) },
+    { key: "user", label: "tok/s/user", get: (e) => e.metrics.mean_output_token_throughput_per_user, fmt: (v) => num(v, 1) },
+    { key: "ttft", label: "TTFT p99 ms", get: (e) => e.metrics.p99_ttft_ms, fmt: (v) => num(v, 0) },
+    { key: "reason", label: "reason", get: (e) => (e.reason_category ? e.reason_category + ": " + e.reason : e.cache_hit ? "cache hit" : "") },
+  ];
 
+  // deployment fills a ledger row's deployment cell: the label, a candidate
+  // equal to a better-ranked one (same_as), and the searched values.
+  function deployment(td, e) {
+    td.className = "deployment";
+    td.append(Object.assign(document.createElement("span"), { className: "label", textContent: e.label || e.candidate_id }));
+    if (e.same_as) {
+      const rank = (entries.find((x) => x.candidate_id === e.same_as) || {}).rank;
+      td.append(Object.assign(document.createElement("div"), { className: "same", textContent: `same run as ${rank ? "rank " + rank : e.same_as}` }));
+    }
+    const d = document.createElement("details");
+    d.append(Object.assign(document.createElement("summary"), { textContent: e.candidate_id }));
+    d.append(Object.assign(document.createElement("pre"), {
+      textContent: Object.entries(e.config || {}).map(([k, v]) => `${k}: ${v}`).join("\n") || "(the base config)",
+    }));
+    td.append(d);
+  }
   function sorted() {
     const col = columns().find((c) => c.key === sortKey) || columns()[0];
     return entries.slice().sort((a, b) => {
@@ -90,14 +108,17 @@
     for (const e of sorted()) {
       const tr = body.insertRow();
       tr.dataset.candidate = e.candidate_id;
-      tr.className = "entry " + e.status + (top.has(e.candidate_id) ? " recommended" : "") + (hover === e.candidate_id ? " hl" : "");
+      tr.className = "entry " + e.status + (top.has(e.candidate_id) ? " recommended" : "") + (e.meets_sla && e.status === "feasible" ? " meets-sla" : "") +
+        (result && result.ledger.best && result.ledger.best.candidate_id === e.candidate_id ? " best" : "") + (hover === e.candidate_id ? " hl" : "");
       if (e.status !== "feasible") tr.title = e.reason || e.status;
       for (const c of cols) {
         const td = tr.insertCell();
         td.dataset.label = c.label;
         const v = c.get(e);
+        if (c.render) { c.render(td, e); continue; }
         td.textContent = c.fmt ? c.fmt(v) : v === undefined || v === null ? "" : String(v);
         if (c.key === "reason") td.className = "reason";
+        if (c.key === "sla" && v) td.className = "sla " + v;
       }
       const td = tr.insertCell();
       td.dataset.label = "";

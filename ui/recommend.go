@@ -90,7 +90,7 @@ func (c *Root) RunRecommend() {
 	if c.RecRunning {
 		return
 	}
-	c.RecRunning, c.RecError, c.RecDone = true, "", false
+	c.RecRunning, c.RecError, c.RecDone, c.RecBest = true, "", false, nil
 	c.RecStatus = "Searching…"
 	c.recRun++
 	run, started := c.recRun, time.Now()
@@ -115,6 +115,11 @@ func (c *Root) RunRecommend() {
 			c.RecStatus = fmt.Sprintf("Done: %d evaluated, %d feasible, %d infeasible, %d failed on %d workers — %.1f s",
 				l.Get("evaluated").Int(), l.Get("feasible").Int(), l.Get("infeasible").Int(), l.Get("failed").Int(),
 				res.Get("workers").Int(), time.Since(started).Seconds())
+			card, err := newDeployCard(res.Get("json").String(), deployFiles(res.Get("deploy")))
+			if err != nil {
+				c.RecError = err.Error()
+			}
+			c.RecBest = card
 		}, func(msg string) {
 			if run != c.recRun {
 				return
@@ -127,6 +132,50 @@ func (c *Root) RunRecommend() {
 			c.RecError, c.RecStatus = msg, "Failed."
 		})
 	}, func(msg string) { c.RecRunning, c.RecError, c.RecStatus = false, msg, "Failed." })
+}
+
+// deployFiles reads dynosim.recommend's deploy list.
+func deployFiles(v js.Value) []DeployFile {
+	if v.Type() != js.TypeObject {
+		return nil
+	}
+	out := make([]DeployFile, v.Length())
+	for i := range out {
+		d := v.Index(i)
+		out[i] = DeployFile{ID: jsString(d.Get("id")), Dir: jsString(d.Get("dir")), Launch: jsString(d.Get("launch")),
+			DGD: jsString(d.Get("dgd")), Error: jsString(d.Get("error"))}
+	}
+	return out
+}
+
+// DeployDownload downloads the Deploy card's launch.sh or dgd.yaml.
+func (c *Root) DeployDownload(kind string) {
+	switch b := c.RecBest; {
+	case b == nil:
+	case kind == "launch" && b.Launch != "":
+		dynosim().Call("download", "launch.sh", b.Launch, "text/x-shellscript")
+	case kind == "dgd" && b.DGD != "":
+		dynosim().Call("download", "dgd.yaml", b.DGD, "application/yaml")
+	}
+}
+
+// SearchDeployments is the predict view's "Search deployments for this
+// workload": the editor's config as a default-space recommend config
+// (deploymentSearchYAML) in the Recommend editor, searched on the same
+// trace at once.
+func (c *Root) SearchDeployments() {
+	if el := js.Global().Get("document").Call("getElementById", "recommend"); el.Truthy() {
+		el.Call("scrollIntoView", map[string]any{"block": "start"})
+	}
+	y, budget, err := deploymentSearchYAML(c.Config)
+	if err != nil {
+		c.RecError, c.RecStatus = err.Error(), "Failed."
+		return
+	}
+	c.CancelRecommend()
+	c.RecConfig, c.RecPreset = y, ""
+	c.RunRecommend()
+	c.RecStatus = fmt.Sprintf("Searching deployments for this workload within %d GPUs…", budget)
 }
 
 // CancelRecommend stops the search (its workers are terminated).
