@@ -88,6 +88,7 @@ type Root struct {
 	RecDone       bool
 	RecStatus     string
 	RecError      string
+	RecBest       *DeployCard // the search's Deploy card (ui/deploycard.go; nil: none yet)
 	recRun        int
 
 	// the TTFT breakdown, a request's life, a real run beside the
