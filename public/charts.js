@@ -191,36 +191,13 @@
       ...pools.map((p) => ({ title: poolTitle(p.name), pool: p.name, specs: workerSpecs(p.name, " (" + p.name + ")", true) }))];
   }
 
-  // saturation returns why the current run looks saturated, or "". A
-  // saturated deployment's numbers depend on how long the trace is, not on
-  // the deployment, so the page says so above the plots. Either rule fires:
-  //  1. queue: the mean waiting queue per worker (over the workers that
-  //     queue: every worker, or the prefill pool of a disaggregated run) is
-  //     above 1 request for more than half the simulated time and peaks above
-  //     5. A deployment with spare capacity empties its queue between bursts;
-  //     one over capacity builds a backlog while requests arrive and spends
-  //     the rest of the run draining it. A run cut off while the queue still
-  //     grows (its last value above 1 and above twice its value at the
-  //     midpoint, rising through the last third) counts as well.
-  //  2. TTFT: mean TTFT above 10× the median. Prefill takes about the median
-  //     at most, so such a mean means a minority of requests waited in a
-  //     backlog far longer than any prefill.
+  // saturation returns why the current run looks saturated, or "". The
+  // report's verdict decides it (core/report/verdict.go: the waiting queue
+  // grows without bound, or the mean TTFT is above 10× the median), so the
+  // page, the CLI and the Worker say the same.
   function saturation(rep) {
-    if (!rep) return "";
-    const pools = disaggregated(rep);
-    const pre = pools && pools.find((p) => p.name === "prefill");
-    const st = workerStats(rep, "waiting", pre ? "prefill" : null);
-    if (st && st.mean.length >= 6) {
-      const m = st.mean.map((v) => v || 0), n = m.length;
-      const busy = m.filter((v) => v > 1).length / n;
-      const peak = Math.max(...m);
-      const mid = m[Math.floor(n / 2)], third = m[Math.floor((2 * n) / 3)], end = m[n - 1];
-      const growing = end > 1 && end > 2 * mid && end >= third && third >= mid;
-      if ((busy > 0.5 && peak > 5) || growing) return "the waiting queue grows without bound";
-    }
-    const s = rep.summary || {};
-    if (s.mean_ttft_ms > 10 * s.median_ttft_ms && s.median_ttft_ms > 0) return "the mean TTFT is more than 10× the median";
-    return "";
+    const v = rep && rep.verdict;
+    return v && v.saturated ? v.saturation_reason || "saturated" : "";
   }
 
   const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });

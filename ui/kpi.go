@@ -12,6 +12,15 @@ import (
 // KPI is one headline card above the tables.
 type KPI struct {
 	ID, Label, Value, Sub, Help string
+	State                       string // met | missed | "": coloured against the SLA
+}
+
+// Class is the card's CSS class: its SLA state colours it.
+func (k KPI) Class() string {
+	if k.State == "" {
+		return "kpi"
+	}
+	return "kpi " + k.State
 }
 
 // TipID is the id of the card's tooltip.
@@ -70,6 +79,21 @@ func kpis(r *parsedReport) []KPI {
 			Sub:  metrics.Format(num(s, schema.CompletedRequests)) + " of " + metrics.Format(num(s, schema.NumRequests)) + " requests completed",
 			Help: metrics.Help(schema.DurationMs) + " " + glossaryText("Simulated vs wall time")},
 	)
+	v := r.Verdict
+	for i := range out {
+		switch out[i].ID {
+		case "kpi-goodput":
+			if v != nil && v.SLAMet != nil {
+				out[i].State = map[bool]string{true: "met", false: "missed"}[*v.SLAMet]
+			}
+		case "kpi-ttft":
+			out[i].State = checkState(v, schema.TTFT.Key(schema.P99))
+		case "kpi-itl":
+			out[i].State = checkState(v, schema.ITL.Key(schema.P99))
+		case "kpi-e2e":
+			out[i].State = checkState(v, schema.E2E.Key(schema.P99))
+		}
+	}
 	return out
 }
 

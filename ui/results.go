@@ -35,6 +35,8 @@ func (c *Root) show() {
 	c.HasReport = r != nil
 	if r == nil {
 		c.Base, c.KPIs, c.Groups, c.Speed, c.Requests, c.Table, c.RunURL, c.Planner, c.Tiers = nil, nil, nil, nil, nil, "", "", nil, nil
+		c.Verdict = nil
+		c.drawLatency(nil)
 		c.tableGen++
 		c.showExplain(nil)
 		c.drawPlanner(nil)
@@ -51,6 +53,8 @@ func (c *Root) show() {
 	p := r.Parsed
 	sum := p.Summary
 	c.KPIs = kpis(p)
+	c.Verdict = verdictView(p.Verdict)
+	c.drawLatency(r)
 	t, rows, lines := aiperfTable(sum)
 	c.AIPerfTitle, c.AIPerfCols, c.AIPerf, c.AIPerfLines = t.Title, t.Columns, rows, lines
 	c.Mode, c.Model = p.Deployment.Mode, p.Deployment.Model
@@ -81,6 +85,22 @@ func (c *Root) drawPlanner(r *RunEntry) {
 		return
 	}
 	pl.Call("set", r.report, markersJSON(c.Planner.Decisions))
+}
+
+// drawLatency hands the shown run's report to the latency-over-time plot
+// (public/latency.js); nil clears it. The plot is redrawn only when the
+// shown run changes.
+func (c *Root) drawLatency(r *RunEntry) {
+	l := js.Global().Get("dynosimLatency")
+	if !l.Truthy() || (r == c.latencyRun && r != nil) {
+		return
+	}
+	c.latencyRun = r
+	if r == nil {
+		l.Call("set", js.Null())
+		return
+	}
+	l.Call("set", r.report)
 }
 
 // drawTiers hands the shown run's report to the KV tier plots

@@ -77,6 +77,9 @@ type Root struct {
 	Planner     *PlannerView // the planner panel (nil: the run had no planner)
 	plannerRun  *RunEntry    // the run the planner plots show
 	Tiers       *TiersView   // the KV tiers section (nil: no pool has lower tiers)
+	Verdict     *VerdictView // the answer above the tables (nil: no run)
+	DetailsOpen bool         // the raw tables' Details block is open
+	latencyRun  *RunEntry    // the run the latency-over-time plot shows
 	tiersRun    *RunEntry    // the run the KV tier plots show
 
 	// the Recommend view (ui/recommend.go; its ledger and plots are drawn by
@@ -555,6 +558,9 @@ func (c *Root) syncDOM() {
 		p.Call("remount")
 	}
 	if p := js.Global().Get("dynosimTiers"); p.Truthy() {
+		p.Call("remount")
+	}
+	if p := js.Global().Get("dynosimLatency"); p.Truthy() {
 		p.Call("remount")
 	}
 	if el := doc.Call("getElementById", "console-table"); el.Truthy() {

@@ -27,6 +27,7 @@ type parsedReport struct {
 	Timeline   *requestTimeline
 	Planner    *plannerSection
 	KVTiers    []schema.TierPool
+	Verdict    *schema.Verdict
 }
 
 // parseReport decodes report JSON, each section by its schema name. An
@@ -46,6 +47,7 @@ func parseReport(reportJSON []byte) (*parsedReport, error) {
 		{schema.SectionSummary, &sum}, {schema.SectionSLA, &r.SLA}, {schema.SectionDeployment, &r.Deployment},
 		{schema.SectionWarnings, &r.Warnings}, {schema.SectionWorkers, &r.Workers}, {schema.SectionTTFTBreakdown, &r.Breakdown},
 		{schema.SectionTimeline, &r.Timeline}, {schema.SectionPlanner, &r.Planner}, {schema.SectionKVTiers, &r.KVTiers},
+		{schema.SectionVerdict, &r.Verdict},
 	} {
 		if raw, ok := sections[s.name]; ok {
 			if err := json.Unmarshal(raw, s.into); err != nil {

@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import { once } from "node:events";
 import path from "node:path";
-import { startServer, launch, artifacts, repo, ACTION_MS } from "./helpers.mjs";
+import { startServer, launch, artifacts, repo, ACTION_MS, openDetails } from "./helpers.mjs";
 
 let srv, host, browser, simOrigin, hostURL;
 
@@ -111,7 +111,7 @@ test("the embed demo runs every simulator cross-origin under a strict host CSP",
     assert.match(await fl.locator('[data-testid="config-editor"]').inputValue(), new RegExp(`replicas: ${want.replicas},`), `${id}: workers`);
     await frame.waitForFunction(() => document.querySelector('[data-testid="config-status"]')?.textContent === "Config is valid.", null, { timeout: ACTION_MS });
     await fl.locator('[data-testid="run"]').click();
-    await fl.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+    await openDetails(fl);
     assert.equal(await fl.locator('[data-testid="error"]').count(), 0, `${id}: no error`);
     const s = summaryValues(await fl.locator('[data-testid="summary"]').innerText());
     assert.ok(s.completed_requests > 0, `${id}: completed_requests in ${JSON.stringify(s)}`);

@@ -134,3 +134,14 @@ export async function atEach(page, check) {
     await check(vp);
   }
 }
+
+// openDetails opens the results' Details block (the raw summary tables sit
+// under it, collapsed: issue 32 item 4) once a run has shown results, and
+// waits until the summary tables show. It stays open across later runs.
+// where: a page or a frame locator.
+export async function openDetails(where) {
+  const d = where.locator('[data-testid="details"]');
+  await d.waitFor({ state: "attached", timeout: ACTION_MS });
+  if ((await d.getAttribute("open")) === null) await where.locator('[data-testid="details-toggle"]').click();
+  await where.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+}

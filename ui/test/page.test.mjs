@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync, readFil
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { startServer, launch, openPage, artifacts, bin, repo, stripWall, stripWallText, ACTION_MS } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, bin, repo, stripWall, stripWallText, ACTION_MS, openDetails } from "./helpers.mjs";
 
 let srv, browser;
 const dir = mkdtempSync(path.join(tmpdir(), "dynosim-page-"));
@@ -52,7 +52,7 @@ test("load, choose a trace, edit the config, run, see the summary", async () => 
   await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
   await page.locator('[data-testid="run"]').click();
   const summary = page.locator('[data-testid="summary"]');
-  await summary.waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   const s = await summary.innerText();
   assert.match(s, /completed_requests\s+300/);
   assert.match(s, /mean_ttft_ms/);
@@ -124,7 +124,7 @@ test("drop zone routes files by type; keyboard runs; focus is visible", async ()
   const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
   assert.notEqual(outline, "none", "focus is visible");
   await page.keyboard.press("Enter");
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   assert.match(await text(page, "summary"), /completed_requests\s+300/);
   // every form control has a label
   const unlabeled = await page.evaluate(() => [...document.querySelectorAll("input, select, textarea")]
@@ -194,7 +194,7 @@ test("bad inputs show the error and the page keeps working", async () => {
   // fixed config: works again
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
   await run.click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   assert.equal(await error.count(), 0);
   assert.deepEqual(page.pageErrors, []);
   await page.close();
@@ -233,7 +233,7 @@ test("an oversized trace and a crashed simulator show errors and the page keeps 
   await page.waitForFunction(() => /simulator stopped/.test(document.querySelector('[data-testid="error"]')?.textContent || ""), null, { timeout: ACTION_MS });
   assert.match(await error.innerText(), /^the simulator stopped \(Go program has already exited\); it may have run out of memory/);
   await run.click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   assert.equal(await error.count(), 0);
   assert.deepEqual(page.pageErrors, []);
   await page.close();
@@ -254,7 +254,7 @@ test("a wrong .npz profile shows the error and the page keeps working",
     assert.match(cliErr, /bad\.npz/);
     await page.getByRole("button", { name: "Remove profile" }).click();
     await page.locator('[data-testid="run"]').click();
-    await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+    await openDetails(page);
     assert.equal(await error.count(), 0);
     await page.close();
   });
@@ -267,7 +267,7 @@ test("a profile run is labelled profile timing, and a profile change names the r
   await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   await page.locator('[data-testid="profile-input"]').setInputFiles(path.join(repo, "timing/testdata/perf_data.npz"));
   await page.locator('[data-testid="run"]').click();
   await page.waitForFunction(() => document.querySelectorAll("input.runname").length === 2, null, { timeout: ACTION_MS });
@@ -340,7 +340,7 @@ test("cancel stops a long run and the next run works", async () => {
   await page.locator('[data-testid="trace-input"]').setInputFiles(path.join(dir, "small.jsonl"));
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   assert.deepEqual(page.pageErrors, []);
   await page.close();
 });
@@ -350,7 +350,7 @@ test("share link and embed mode", async () => {
   await page.locator('[data-testid="sample-select"]').selectOption("synthetic");
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers + "# shared\n");
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   await page.locator('[data-testid="share"]').click();
   const url = page.url();
   assert.match(url, /#config=.*sample=synthetic/);
@@ -375,7 +375,7 @@ test("share link and embed mode", async () => {
   assert.equal(await frame.locator("header").count(), 0, "no chrome in embed mode");
   assert.match(await frame.locator('[data-testid="config-editor"]').inputValue(), /replicas: 2/);
   await frame.locator('[data-testid="run"]').click();
-  await frame.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await openDetails(frame);
   await host.screenshot({ path: path.join(artifacts, "10-embed.png"), fullPage: true });
   await host.close();
 });
@@ -414,6 +414,7 @@ test("a 64 KB config works through the file input, the editor and a share link",
   assert.ok((await editor.inputValue()).endsWith("# typed"));
   await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: ACTION_MS });
   await runOnce(page);
+  await openDetails(page);
   assert.match(await text(page, "summary"), /completed_requests\s+300/);
   // the console table is put in the DOM directly too, and survives renders
   const table = () => page.evaluate(() => document.getElementById("console-table").textContent);
@@ -461,7 +462,7 @@ test("the page runs under its Content-Security-Policy", async () => {
   await page.locator('[data-testid="sample-select"]').selectOption("synthetic");
   await page.locator('[data-testid="config-editor"]').fill(twoWorkers);
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   await page.waitForFunction(() => document.querySelectorAll("#charts canvas").length > 0, null, { timeout: ACTION_MS });
   assert.deepEqual(page.pageErrors, []);
   assert.deepEqual(consoleLog.filter((l) => /Content Security Policy|Refused to/i.test(l)), []);
@@ -542,6 +543,7 @@ test("kv_router: the page shows the router's balance and its estimated overlap",
   await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
   await page.locator('[data-testid="run"]').click();
   const balance = page.locator('[data-testid="router-balance"]');
+  await openDetails(page);
   await balance.waitFor({ timeout: ACTION_MS });
   const shares = (await page.locator('[data-testid="router-balance"] tbody td:nth-child(3)').allInnerTexts()).map(parseFloat);
   assert.equal(shares.length, 2);
@@ -562,7 +564,7 @@ test("disaggregated preset: topology of router, prefill and decode pools, per-po
   assert.doesNotMatch(yaml, /aggregated:/);
   await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.");
   await page.locator('[data-testid="run"]').click();
-  await page.locator('[data-testid="summary"]').waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   assert.match(await text(page, "summary"), /completed_requests\s+300/);
   const topo = page.locator('[data-testid="topology"]');
   await topo.waitFor({ timeout: ACTION_MS });

@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, copyFileSync, rmSync, readdirSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
-import { startServer, launch, openPage, artifacts, bin, repo, ACTION_MS } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, bin, repo, ACTION_MS, openDetails } from "./helpers.mjs";
 
 let server, browser, page;
 before(async () => {
@@ -83,7 +83,7 @@ test("recommend view: live ledger, Pareto chart, open a candidate, same ledger a
   assert.doesNotMatch(editor, /^[^#\n]*(choices|optimization)/m);
   const rep = await page.evaluate(() => window.__lastRun.report);
   assert.equal(rep.summary.output_throughput_tok_s, best.metrics.output_throughput_tok_s);
-  await page.getByTestId("summary").waitFor();
+  await openDetails(page);
 
   // phones: no sideways scroll
   await page.setViewportSize({ width: 390, height: 844 });

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { freePort, startWorkerd } from "../../wasm/worker/test/workerd.mjs";
-import { startServer, launch, openPage, artifacts, bin, repo, stripWallText, ACTION_MS } from "./helpers.mjs";
+import { startServer, launch, openPage, artifacts, bin, repo, stripWallText, ACTION_MS, openDetails } from "./helpers.mjs";
 
 
 const dir = mkdtempSync(path.join(tmpdir(), "dynosim-service-"));
@@ -97,7 +97,7 @@ test("run on the shared service: same report as the CLI, a working run link", as
 
   // unticked: a local run, nothing goes to the service
   await tid(page, "run").click();
-  await tid(page, "summary").waitFor({ timeout: ACTION_MS });
+  await openDetails(page);
   assert.deepEqual(toService, [], "an unticked run sent something to the service");
   assert.equal(await tid(page, "run-link").count(), 0);
 
@@ -206,6 +206,7 @@ test("cancel aborts the service request; an unreachable service is a clear error
   await tid(p2, "run-on-service").uncheck();
   await tid(p2, "run").click();
   await p2.waitForFunction(() => !document.querySelector('[data-testid="error"]') && /Done/.test(document.querySelector(".status").textContent), null, { timeout: ACTION_MS });
+  await openDetails(p2);
   assert.match(await tid(p2, "summary").innerText(), /completed_requests\s+300/);
   assert.deepEqual(p2.pageErrors, []);
   await p2.close();
@@ -255,7 +256,7 @@ test("a Location that is not an http(s) URL on the service's origin gives no run
   await tid(page, "run").click();
   await page.waitForFunction(() => /Done|Failed/.test(document.querySelector(".status").textContent), null, { timeout: ACTION_MS });
   assert.equal(await tid(page, "error").count(), 0, await page.locator("body").innerText());
-  await tid(page, "summary").waitFor();
+  await openDetails(page);
   assert.equal(await tid(page, "run-link").count(), 0);
   assert.equal(await page.locator('a[href^="javascript:" i]').count(), 0);
   // the API: runURL is "" for each hostile Location, the link for a good one
