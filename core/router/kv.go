@@ -114,7 +114,11 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		for k := range v.Ranks(w) {
 			ld := r.rank(w, k)
 			overlap := r.idx.Overlap(w, k, r.hashes)
-			host, disk := r.idx.LowerOverlap(w, k, r.hashes, overlap)
+			var host, disk int
+			if c := &r.cfg.Cost; c.HostCacheHitWeight != 0 || c.DiskCacheHitWeight != 0 {
+				// weights of 0 give lower-tier blocks no credit: no walk
+				host, disk = r.idx.LowerOverlap(w, k, r.hashes, overlap)
+			}
 			// Block hashes chain their prefix, so the blocks active
 			// sequences share with the request are a leading run:
 			// counting stops at the first miss (O(matched blocks)).
