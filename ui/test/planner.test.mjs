@@ -96,6 +96,14 @@ test("the planner preset: the Planner panel with its plots, summary and decision
   assert.deepEqual(rep.planner, native.planner, "the page's planner section is the CLI's");
   assert.equal(rep.summary.gpu_hours, native.summary.gpu_hours);
 
+  // Latency over time shows the planner's active workers on the same time
+  // axis as the queue (issue 32 item 5)
+  await page.waitForFunction(() => window.dynosimLatency.describe()?.drawn, null, { timeout: ACTION_MS });
+  const loadPlot = (await page.evaluate(() => window.dynosimLatency.describe())).plots.find((p) => p.id === "load");
+  const active = loadPlot.series.find((s) => s.label === "active workers");
+  assert.ok(active && active.points >= 2, "the load plot has the active workers: " + JSON.stringify(loadPlot.series));
+  assert.equal(active.max, Math.max(...rep.planner.workers.map((w) => w.active)), "their peak is the planner's");
+
   // the summary line: ticks, GPU-hours (the report's), time-averaged GPUs,
   // the fewest and most workers
   const sum = tid(page, "planner-summary");
