@@ -52,11 +52,17 @@
     { key: "reason", label: "reason", get: (e) => (e.reason_category ? e.reason_category + ": " + e.reason : e.cache_hit ? "cache hit" : "") },
   ];
 
-  // deployment fills a ledger row's deployment cell: the label, a candidate
-  // equal to a better-ranked one (same_as), and the searched values.
+  // deployment fills a ledger row's deployment cell: the label, the
+  // searched values that are words or numbers (the default space's one
+  // value names every knob it sets: the label alone does not tell two
+  // kv_router candidates apart), a candidate equal to a better-ranked one
+  // (same_as), and every searched value (YAML too) behind a toggle.
   function deployment(td, e) {
     td.className = "deployment";
     td.append(Object.assign(document.createElement("span"), { className: "label", textContent: e.label || e.candidate_id }));
+    const knobs = Object.entries(e.config || {}).filter(([, v]) => !/[{}\[\]\n]/.test(v))
+      .map(([k, v]) => (k === "deployment" ? v : `${k.slice(k.lastIndexOf(".") + 1)}=${v}`));
+    if (knobs.length) td.append(Object.assign(document.createElement("div"), { className: "knobs", textContent: knobs.join(" · ") }));
     if (e.same_as) {
       const rank = (entries.find((x) => x.candidate_id === e.same_as) || {}).rank;
       td.append(Object.assign(document.createElement("div"), { className: "same", textContent: `same run as ${rank ? "rank " + rank : e.same_as}` }));
