@@ -191,10 +191,16 @@ func (x *index) rebuild(slots []pslot) {
 		x.t = make([]uint64, size)
 	}
 	x.shift, x.n, x.stale = shift, 0, 0
-	rshift := shift + regionBits
-	if size <= 1<<regionBits {
-		rshift = 32
+	if size <= smallTable {
+		for s := range slots {
+			if sl := &slots[s]; sl.state != pfree {
+				x.place(fingerprint(sl.hash)<<32 | uint64(uint32(s+1)))
+				x.n++
+			}
+		}
+		return
 	}
+	rshift := min(shift+regionBits, 32) // one region if the table is smaller
 	regions := 1 << (32 - rshift)
 	if cap(x.count) < regions+1 {
 		x.count = make([]int32, regions+1)
@@ -229,5 +235,10 @@ func (x *index) rebuild(slots []pslot) {
 }
 
 // regionBits is log2 of the buckets in a rebuild's region: 512 buckets,
-// 4 KiB, stay in L1 while their entries are placed.
-const regionBits = 9
+// 4 KiB, stay in L1 while their entries are placed. A table of at most
+// smallTable buckets (512 KiB, a worker's G2: rebuilt every few thousand
+// inserts) stays in L2 anyway: sorting it first only added work.
+var (
+	regionBits = uint(9) // variables for FuzzIndex
+	smallTable = 1 << 16
+)

@@ -10,9 +10,12 @@ func FuzzIndex(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 0x81, 4, 0x82, 5, 6, 7, 8, 9, 0x83, 0x84, 0x85})
 	f.Add([]byte{0, 0, 0, 0x80, 0x80, 1, 1})
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 0x49, 0x4a, 0x4b, 0x4c, 0x4d, 0x4e, 0x4f, 0x50, 0x51, 0x52, 9, 0x83})
-	defer func(n int) { lazyMin = n }(lazyMin)
-	lazyMin = 16
+	defer func(n, m int, r uint) { lazyMin, smallTable, regionBits = n, m, r }(lazyMin, smallTable, regionBits)
+	lazyMin, regionBits = 16, 2
 	f.Fuzz(func(t *testing.T, ops []byte) {
+		// Rebuilds sort by regions of 4 buckets: in odd runs from 16
+		// buckets, in even ones from 128.
+		smallTable = 8 << (len(ops) % 2 * 3)
 		var x index
 		var slots []pslot
 		ref := map[uint64]int32{}
