@@ -142,7 +142,7 @@ func (p *pool) check(f *flight) error {
 	n, stray := 0, false
 	p.order.each(func(pos uint32, e lruEntry) {
 		n++
-		if sl := &p.slots[e.slot]; !sl.inLRU || sl.pos != pos || sl.hash != e.hash {
+		if sl := &p.slots[e.slot]; !sl.inLRU || p.order.at[e.slot] != pos || sl.hash != e.hash {
 			stray = true
 		}
 	})

@@ -7,12 +7,15 @@ package tiers
 // linked list through the slots, reading the victim's slot was a cold
 // miss each time (the costliest line of the tiers' insert, profile of the
 // tiers benchmark), whereas the ring is read in order and carries the
-// victim's hash. The order is the linked list's exactly: a block's place
-// is its latest push.
+// victim's hash, and a slot is 16 bytes without its links (at keeps the
+// positions apart: only pushes and removals touch them). The order is the
+// linked list's exactly: a block's place is its latest push.
 type lru struct {
 	ring   []lruEntry // len a power of two
+	mask   uint32     // len(ring) - 1
 	lo, hi uint32     // the entries [lo, hi), positions modulo 2^32
 	live   int        // non-tombstone entries
+	at     []uint32   // slot → its entry's position while it has one
 }
 
 type lruEntry struct {
@@ -26,29 +29,15 @@ func (l *lru) head() (e lruEntry, ok bool) {
 	if l.live == 0 {
 		return lruEntry{}, false
 	}
-	mask := uint32(len(l.ring) - 1)
-	for l.ring[l.lo&mask].slot < 0 {
+	for l.ring[l.lo&l.mask].slot < 0 {
 		l.lo++
 	}
-	return l.ring[l.lo&mask], true
-}
-
-// push appends slot's block as the most recently used; the returned
-// position is the one remove takes.
-func (l *lru) push(hash uint64, slot int32, slots []pslot) uint32 {
-	if int(l.hi-l.lo) == len(l.ring) {
-		l.compact(slots)
-	}
-	pos := l.hi
-	l.ring[pos&uint32(len(l.ring)-1)] = lruEntry{hash: hash, slot: slot}
-	l.hi++
-	l.live++
-	return pos
+	return l.ring[l.lo&l.mask], true
 }
 
 // remove drops the entry at pos (a tombstone, or the head moves past it).
 func (l *lru) remove(pos uint32) {
-	l.ring[pos&uint32(len(l.ring)-1)].slot = -1
+	l.ring[pos&l.mask].slot = -1
 	l.live--
 	if pos == l.lo {
 		l.lo++
@@ -61,25 +50,20 @@ func (l *lru) remove(pos uint32) {
 // compact rewrites a full ring without its tombstones, doubling it when
 // live entries would fill more than half of it, so at least half a ring
 // of pushes comes before the next compaction. It renumbers the slots'
-// positions (slots[s].pos).
-func (l *lru) compact(slots []pslot) {
+// positions.
+func (l *lru) compact() {
 	size := max(len(l.ring), 64)
 	for 2*l.live > size {
 		size *= 2
 	}
 	ring := make([]lruEntry, size)
 	n := uint32(0)
-	if len(l.ring) > 0 {
-		mask := uint32(len(l.ring) - 1)
-		for p := l.lo; p != l.hi; p++ {
-			if e := l.ring[p&mask]; e.slot >= 0 {
-				ring[n] = e
-				slots[e.slot].pos = n
-				n++
-			}
-		}
-	}
-	l.ring, l.lo, l.hi = ring, 0, n
+	l.each(func(_ uint32, e lruEntry) {
+		ring[n] = e
+		l.at[e.slot] = n
+		n++
+	})
+	l.ring, l.mask, l.lo, l.hi = ring, uint32(size-1), 0, n
 }
 
 // each calls f with the entries in order, least recently used first.
@@ -87,9 +71,8 @@ func (l *lru) each(f func(pos uint32, e lruEntry)) {
 	if len(l.ring) == 0 {
 		return
 	}
-	mask := uint32(len(l.ring) - 1)
 	for p := l.lo; p != l.hi; p++ {
-		if e := l.ring[p&mask]; e.slot >= 0 {
+		if e := l.ring[p&l.mask]; e.slot >= 0 {
 			f(p, e)
 		}
 	}

@@ -20,7 +20,6 @@ type pool struct {
 
 type pslot struct {
 	hash    uint64
-	pos     uint32 // its entry in order while inLRU
 	pins    int32
 	state   pstate
 	inLRU   bool
@@ -167,14 +166,26 @@ func (p *pool) release(s int32) {
 	}
 }
 
+// pushTail appends s's block to the LRU order as the most recently used
+// (the ring's push, here so that it inlines).
 func (p *pool) pushTail(s int32) {
+	o := &p.order
+	if o.hi-o.lo == uint32(len(o.ring)) {
+		o.compact()
+	}
+	if int(s) >= len(o.at) {
+		o.at = append(o.at, make([]uint32, int(s)+1-len(o.at))...)
+	}
 	sl := &p.slots[s]
-	sl.pos = p.order.push(sl.hash, s, p.slots)
 	sl.inLRU = true
+	o.at[s] = o.hi
+	o.ring[o.hi&o.mask] = lruEntry{hash: sl.hash, slot: s}
+	o.hi++
+	o.live++
 }
 
 func (p *pool) unlink(s int32) {
 	sl := &p.slots[s]
-	p.order.remove(sl.pos)
+	p.order.remove(p.order.at[s])
 	sl.inLRU = false
 }
