@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -53,58 +52,60 @@ type cell struct {
 const PageSize = 50
 
 // parseRequests reads the per-request JSONL the simulator emits.
-func parseRequests(jsonl []byte) (*RequestTable, error) {
+func parseRequests(jsonl []byte) (*RequestTable, error) { return parseRequestsText(string(jsonl)) }
+
+// parseRequestsText reads the per-request JSONL from a string; the cells
+// are substrings of it (see reqscan.go). The columns are the first
+// record's keys: the known ones in requestColumns' order, then the others
+// in theirs.
+func parseRequestsText(jsonl string) (*RequestTable, error) {
 	t := &RequestTable{SortCol: -1, SortAsc: true, UUIDCol: -1}
-	index := map[string]int{}
-	for _, c := range requestColumns {
-		index[c] = -1
-	}
-	var recs []map[string]json.RawMessage
-	var seen []string
-	for n, line := range bytes.Split(jsonl, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
+	var (
+		fields, sub []jsonField
+		colOf       map[string]int
+		err         error
+	)
+	n := 0
+	for rest := jsonl; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		n++
+		line = strings.TrimSpace(line)
+		if line == "" {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(line))
-		m := map[string]json.RawMessage{}
-		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("requests.jsonl:%d: %v", n+1, err)
+		if fields, err = scanObject(line, fields); err != nil {
+			return nil, fmt.Errorf("requests.jsonl:%d: %v", n, err)
 		}
-		if len(recs) == 0 {
-			seen = orderedKeys(line)
+		if colOf == nil {
+			colOf = t.columnsOf(fields)
 		}
-		recs = append(recs, m)
-	}
-	for _, c := range requestColumns {
-		if slices.Contains(seen, c) {
-			t.Columns = append(t.Columns, c)
-		}
-	}
-	for _, c := range seen {
-		if !slices.Contains(t.Columns, c) && c != breakdownField {
-			t.Columns = append(t.Columns, c)
-		}
-	}
-	t.UUIDCol = slices.Index(t.Columns, schema.RecordUUID)
-	for n, m := range recs {
 		row := make([]cell, len(t.Columns))
-		for i, c := range t.Columns {
-			row[i] = parseCell(m[c])
+		bd := ""
+		for _, f := range fields {
+			if i, ok := colOf[f.key]; ok {
+				row[i] = scanCell(f.raw)
+			} else if f.key == breakdownField {
+				bd = f.raw
+			}
 		}
 		t.Rows = append(t.Rows, row)
-		if raw, ok := m[breakdownField]; ok && t.UUIDCol >= 0 {
+		if bd != "" && t.UUIDCol >= 0 {
 			var parts map[string]float64
-			if err := json.Unmarshal(raw, &parts); err != nil {
-				return nil, fmt.Errorf("requests.jsonl:%d: %s: %v", n+1, breakdownField, err)
+			if parts, sub, err = scanParts(bd, sub); err != nil {
+				return nil, fmt.Errorf("requests.jsonl:%d: %s: %v", n, breakdownField, err)
 			}
 			if t.Breakdown == nil {
 				t.Breakdown = map[string]map[string]float64{}
 			}
 			t.Breakdown[row[t.UUIDCol].s] = parts
-			for k := range parts {
-				if !slices.Contains(t.parts, k) {
-					t.parts = append(t.parts, k)
+			for _, f := range sub {
+				if !slices.Contains(t.parts, f.key) {
+					t.parts = append(t.parts, f.key)
 				}
 			}
 		}
@@ -121,34 +122,36 @@ func parseRequests(jsonl []byte) (*RequestTable, error) {
 	return t, nil
 }
 
+// columnsOf sets t's columns from the first record's fields and returns
+// each column's index by key.
+func (t *RequestTable) columnsOf(fields []jsonField) map[string]int {
+	has := func(k string) bool {
+		return slices.ContainsFunc(fields, func(f jsonField) bool { return f.key == k })
+	}
+	for _, c := range requestColumns {
+		if has(c) {
+			t.Columns = append(t.Columns, c)
+		}
+	}
+	for _, f := range fields {
+		if !slices.Contains(t.Columns, f.key) && f.key != breakdownField {
+			t.Columns = append(t.Columns, f.key)
+		}
+	}
+	t.UUIDCol = slices.Index(t.Columns, schema.RecordUUID)
+	colOf := make(map[string]int, len(t.Columns))
+	for i, c := range t.Columns {
+		colOf[c] = i
+	}
+	return colOf
+}
+
 // UUID is the uuid of a displayed row ("" without a uuid column).
 func (t *RequestTable) UUID(row []string) string {
 	if t.UUIDCol < 0 || t.UUIDCol >= len(row) {
 		return ""
 	}
 	return row[t.UUIDCol]
-}
-
-// orderedKeys lists an object's keys in document order.
-func orderedKeys(obj []byte) []string {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	var keys []string
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return keys
-		}
-		k, _ := tok.(string)
-		keys = append(keys, k)
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return keys
-		}
-	}
-	return keys
 }
 
 func parseCell(raw json.RawMessage) cell {
