@@ -9,6 +9,12 @@
 //     opts.watch = a request's uuid adds report.request_timeline: that
 //       request's life (its events and every engine pass it was in).
 //   await dynosim.runRaw(opts, onProgress) → {json, report, table, requests, wallMs}
+//     opts.capturePerRequest adds requests (the per-request JSONL); with
+//       opts.lazyRequests too it resolves without them, as soon as the report
+//       is ready, and requestsLater is a Promise of that JSONL (the page
+//       shows a whole trace's results before its 7 MB of records arrive).
+//     onProgress gets {done, total, simTimeMs, wallMs, phase}: phase
+//       "simulate", then "report" once the replay has ended.
 //   dynosim.cancel()            stops the current run (it rejects with "canceled")
 //   await dynosim.validate(yaml) → null or the one-line error
 //   await dynosim.compare({files: [{name, data}], report}) → {tool, rows: [{key, measured,
@@ -59,6 +65,7 @@
   class SimWorker {
     constructor() {
       this.pending = new Map();
+      this.later = new Map(); // runs whose per-request records come after their result
       this.nextId = 1;
       this.worker = new Worker(new URL("sim-worker.js", base));
       simModule().then((module) => { if (!this.dead) this.worker.postMessage({ type: "module", module }); },
@@ -77,6 +84,11 @@
       if (m.type === "ready") { this.readyResolve(); return; }
       if (m.type === "fatal") { const e = new Error(m.error); this.dead = true; this.readyReject(e); this.failAll(e); return; }
       if (m.type === "crashed") { this.dead = true; this.worker.terminate(); this.failAll(new Error(m.error)); return; }
+      if (m.type === "requests") {
+        const l = this.later.get(m.id);
+        if (l) { this.later.delete(m.id); l.resolve(m.requests); }
+        return;
+      }
       const p = this.pending.get(m.id);
       if (!p) return;
       if (m.type !== "result" && m.type !== "error") { if (p.onProgress) p.onProgress(m); return; }
@@ -86,7 +98,13 @@
         if (m.reason) e.reason = m.reason;
         p.reject(e);
       }
-      else p.resolve(m);
+      else {
+        if (m.requestsPending) {
+          m.requestsLater = new Promise((resolve, reject) => this.later.set(m.id, { resolve, reject }));
+          m.requestsLater.catch(() => {}); // a caller that never asks is no unhandled rejection
+        }
+        p.resolve(m);
+      }
     }
     call(msg, onProgress, transfer) {
       const id = this.nextId++;
@@ -98,6 +116,8 @@
     failAll(err) {
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
+      for (const l of this.later.values()) l.reject(err);
+      this.later.clear();
     }
     terminate() {
       this.dead = true;
@@ -145,6 +165,7 @@
       model: toPayload(opts.model),
       modelName: opts.modelName || (opts.model instanceof File ? opts.model.name : undefined),
       capturePerRequest: !!opts.capturePerRequest,
+      lazyRequests: !!opts.lazyRequests,
     };
     if (opts.watch !== undefined && opts.watch !== null) {
       const w = Number(opts.watch);
@@ -161,7 +182,8 @@
       await w.ready;
       const res = await w.call(msg, onProgress);
       const wallMs = performance.now() - t0;
-      return { json: res.json, report: JSON.parse(res.json), table: res.table, requests: res.requests, wallMs };
+      return { json: res.json, report: JSON.parse(res.json), table: res.table, requests: res.requests,
+        requestsLater: res.requestsLater, wallMs };
     });
     queue = job.catch(() => {});
     job.then(() => localActive--, () => localActive--);

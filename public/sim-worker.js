@@ -2,7 +2,9 @@
 // page never freezes. Messages in: first {type: "module", module} (the
 // compiled dynosim.wasm), then {id, type: "predict"|"validate", ...}.
 // Messages out: {type: "ready"}, {id, type: "progress", simTimeMs, done,
-// total, wallMs}, {id, type: "result", json, table, requests} or
+// total, wallMs, phase ("simulate", then "report")}, {id, type: "result", json, table, requests} or
+// (predict with lazyRequests) {id, type: "result", json, table,
+// requestsPending: true} then {id, type: "requests", requests}, or
 // {id, type: "error", error}, or {id, type: "crashed", error} when the Go
 // program died (this worker then closes). Cancel = the page terminates it.
 //
@@ -90,8 +92,8 @@ self.onmessage = async (ev) => {
       return;
     } else {
       const id = msg.id;
-      res = self.dynosimPredict(msg, (simTimeMs, done, total, wallMs) => {
-        self.postMessage({ id, type: "progress", simTimeMs, done, total, wallMs });
+      res = self.dynosimPredict(msg, (simTimeMs, done, total, wallMs, phase) => {
+        self.postMessage({ id, type: "progress", simTimeMs, done, total, wallMs, phase });
       });
     }
   } catch (err) {
@@ -109,6 +111,16 @@ self.onmessage = async (ev) => {
   if (res.error !== undefined) {
     self.postMessage({ id: msg.id, type: "error", error: res.error, reason: res.reason });
   } else {
-    self.postMessage({ id: msg.id, type: "result", json: res.json, table: res.table, requests: res.requests });
+    self.postMessage({ id: msg.id, type: "result", json: res.json, table: res.table, requests: res.requests,
+      requestsPending: !!res.requestsPending });
+    if (res.requestsPending) {
+      // The report went first, so the page shows the results while the
+      // per-request records are written and sent (issue 32 item 8).
+      let requests;
+      try {
+        requests = self.dynosimRequests();
+      } catch (err) { /* the Go program died: the message below says there are none */ }
+      self.postMessage({ id: msg.id, type: "requests", requests });
+    }
   }
 };

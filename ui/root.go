@@ -373,16 +373,16 @@ func (c *Root) Run() {
 			if run != c.RunCount || !c.Running {
 				return nil
 			}
+			// the ticker paints the replay's progress: one frame per tick,
+			// not one per message as well (issue 32 item 8)
 			p := arg0(args)
-			done, total := p.Get("done").Int(), p.Get("total").Int()
-			if total > 0 {
-				c.Percent = min(99, done*100/total)
+			c.Percent, c.Status = progressStatus(p)
+			if p.Get("phase").String() == "report" {
+				c.paintProgress()
 			}
-			c.Status = fmt.Sprintf("%d / %d requests, simulated %.1f s", done, total, p.Get("simTimeMs").Float()/1000)
-			c.paintProgress()
 			return nil
 		})
-		c.then(dynosim().Call("runRaw", opts, progress), func(res js.Value) {
+		c.then(dynosim().Call("runRaw", lazyRequests(opts), progress), func(res js.Value) {
 			progress.Release()
 			if run != c.RunCount {
 				return
@@ -436,7 +436,10 @@ func (c *Root) stop() {
 }
 
 func (c *Root) startTicker(run int) {
-	t := time.NewTicker(100 * time.Millisecond)
+	// Each paint of the bar, status and elapsed time costs the page a
+	// style, layout and paint pass on the thread the simulation's worker
+	// shares the machine with: four a second are enough.
+	t := time.NewTicker(250 * time.Millisecond)
 	c.ticker = t
 	go func() {
 		for range t.C {
@@ -487,11 +490,7 @@ func (c *Root) finish(res js.Value, key, config, trace string, opts js.Value) {
 	r := &RunEntry{ID: c.runSeq, Config: config, Trace: trace, key: key, JSON: json, report: res.Get("report"),
 		Parsed: parsed, Table: jsString(res.Get("table")), RunURL: runLink(jsString(res.Get("runURL")), c.ServiceURL),
 		PageURL: pageLinkOf(res), opts: opts}
-	if q := res.Get("requests"); q.Type() == js.TypeString {
-		if t, err := parseRequests([]byte(q.String())); err == nil {
-			r.Req = t
-		}
-	}
+	c.deferRequests(r, res)
 	cur := runInputs{config, trace, timingProfile(parsed)}
 	if n := len(c.Runs); n == 0 {
 		r.Name = runName(runInputs{}, cur, r.ID, true)

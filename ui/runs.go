@@ -3,9 +3,11 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
+	"github.com/dynosim/dynosim-web/core/report/metrics"
 	"github.com/vugu/vugu/js"
 	"gopkg.in/yaml.v3"
 )
@@ -134,4 +136,84 @@ func baselineIndex(runs []*RunEntry, chosen int) int {
 		}
 	}
 	return len(runs) - 2
+}
+
+// afterPaint runs fn under the render lock once the browser has painted
+// what is rendered now: a requestAnimationFrame callback runs before the
+// next paint, a setTimeout queued from it after that paint. Work that can
+// wait (the per-request table of a whole trace) thus never delays the
+// headline figures (issue 32 item 8).
+func (c *Root) afterPaint(fn func()) {
+	var frame, after js.Func
+	after = js.FuncOf(func(js.Value, []js.Value) any {
+		after.Release()
+		c.env.Lock()
+		defer c.env.UnlockRender()
+		fn()
+		return nil
+	})
+	frame = js.FuncOf(func(js.Value, []js.Value) any {
+		frame.Release()
+		js.Global().Call("setTimeout", after, 0)
+		return nil
+	})
+	js.Global().Call("requestAnimationFrame", frame)
+}
+
+// lazyRequests is a copy of a run's options (dynosim.runRaw's) that asks
+// for the report first and the per-request records after it.
+func lazyRequests(opts js.Value) js.Value {
+	o := js.Global().Get("Object")
+	lazy := o.New()
+	lazy.Set("lazyRequests", true)
+	return o.Call("assign", o.New(), opts, lazy)
+}
+
+// progressStatus is the bar's percentage and the status line of a run's
+// progress message (dynosim.runRaw's onProgress): which phase runs, and
+// how far the replay is.
+func progressStatus(p js.Value) (percent int, status string) {
+	done, total := p.Get("done").Int(), p.Get("total").Int()
+	if total > 0 {
+		percent = min(99, done*100/total)
+	}
+	if p.Get("phase").String() == "report" {
+		return percent, "Building the report…"
+	}
+	return percent, fmt.Sprintf("Simulating… %d %% (%s of %s requests, %s s simulated)", percent,
+		metrics.Format(float64(done)), metrics.Format(float64(total)), metrics.Format(math.Round(p.Get("simTimeMs").Float()/1000)))
+}
+
+// deferRequests builds run r's per-request table after the run's results
+// are painted, from res.requests (the JSONL) or res.requestsLater (a
+// Promise of it: dynosim.runRaw with lazyRequests). The Requests section and
+// the CSV button appear when it is built.
+func (c *Root) deferRequests(r *RunEntry, res js.Value) {
+	build := func(q js.Value) {
+		if q.Type() != js.TypeString {
+			return
+		}
+		c.afterPaint(func() {
+			t, err := parseRequestsText(q.String())
+			if err != nil {
+				return
+			}
+			r.Req = t
+			if c.current() == r {
+				c.Requests = t
+			}
+		})
+	}
+	if later := res.Get("requestsLater"); later.Type() == js.TypeObject {
+		// not c.then: that would render the page once more for nothing
+		var got js.Func
+		got = js.FuncOf(func(_ js.Value, args []js.Value) any {
+			got.Release()
+			build(arg0(args))
+			return nil
+		})
+		later.Call("then", got)
+		return
+	}
+	build(res.Get("requests"))
 }

@@ -17,12 +17,14 @@ import (
 	"github.com/dynosim/dynosim-web/core/sim"
 )
 
-// progressEvery bounds the rate of progress messages (wall time).
-const progressEvery = 100 * time.Millisecond
+// progressEvery bounds the rate of progress messages (wall time); the page
+// paints progress four times a second.
+const progressEvery = 250 * time.Millisecond
 
 func main() {
 	js.Global().Set("dynosimPredict", js.FuncOf(predict))
 	js.Global().Set("dynosimValidate", js.FuncOf(validate))
+	js.Global().Set("dynosimRequests", js.FuncOf(takeRequests))
 	js.Global().Set("dynosimRecommendParse", js.FuncOf(recommendParse))
 	js.Global().Set("dynosimRecommend", js.FuncOf(recommendRun))
 	js.Global().Set("dynosimCandidateYAML", js.FuncOf(candidateYAML))
@@ -37,7 +39,8 @@ func main() {
 // req: {config: string, configName, trace: Uint8Array|string, traceName,
 // profile: Uint8Array, profileName, model: an HF config.json standing for
 // engine.model, modelName, capturePerRequest: bool, watch: a request's uuid
-// whose life the report's request_timeline records}. With req.sets (an
+// whose life the report's request_timeline records, lazyRequests: bool
+// (see takeRequests)}. With req.sets (an
 // array of PATH=VALUE) it is a recommend trial: see predictTrial.
 func predict(this js.Value, args []js.Value) (result any) {
 	defer func() {
@@ -90,23 +93,31 @@ func predict(this js.Value, args []js.Value) (result any) {
 		return errResult(err.Error())
 	}
 
+	keepRequests(nil) // an earlier run's records that nobody took
 	start := time.Now()
 	last := start
 	var cb func(sim.Progress) bool
+	var latest sim.Progress
 	if onProgress.Truthy() {
 		cb = func(p sim.Progress) bool {
+			latest = p
 			now := time.Now()
 			if now.Sub(last) < progressEvery {
 				return true
 			}
 			last = now
-			onProgress.Invoke(p.SimTimeMs, p.Done, p.Total, float64(now.Sub(start))/1e6)
+			onProgress.Invoke(p.SimTimeMs, p.Done, p.Total, float64(now.Sub(start))/1e6, "simulate")
 			return true
 		}
 	}
 	rep, err := sim.Predict(in, cb)
 	if err != nil {
 		return errResult(err.Error())
+	}
+	if onProgress.Truthy() {
+		// the replay is over; the page says the report is being built
+		// (issue 32 item 8)
+		onProgress.Invoke(latest.SimTimeMs, latest.Total, latest.Total, float64(time.Since(start))/1e6, "report")
 	}
 	rep.SetWallTime(float64(time.Since(start).Microseconds()) / 1000)
 	out, err := rep.JSON()
@@ -115,7 +126,12 @@ func predict(this js.Value, args []js.Value) (result any) {
 	}
 	res := map[string]any{"json": string(out), "table": rep.Table()}
 	if in.CapturePerRequest {
-		res["requests"] = string(rep.RequestsJSONL())
+		if req.Get("lazyRequests").Truthy() {
+			keepRequests(rep)
+			res["requestsPending"] = true
+		} else {
+			res["requests"] = string(rep.RequestsJSONL())
+		}
 	}
 	return js.ValueOf(res)
 }
