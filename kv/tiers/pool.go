@@ -108,6 +108,16 @@ func (p *pool) warmBatch(blocks []blk) {
 	p.byHash.sink ^= acc
 }
 
+// warmSlots loads the slots blocks are copied into (dst), so a batch's
+// cache misses overlap.
+func (p *pool) warmSlots(blocks []blk) {
+	var acc int32
+	for _, b := range blocks {
+		acc ^= p.slots[b.dst].pins
+	}
+	p.byHash.sink ^= uint64(acc)
+}
+
 // cancel gives back an incoming block's room.
 func (p *pool) cancel(s int32) {
 	p.byHash.del(p.slots[s].hash, s)

@@ -497,6 +497,9 @@ func (s *System) complete(d Done) {
 	case storeJob:
 		s.landStores(w, j.blocks, d.At)
 	case chainJob:
+		// The landing blocks' slots went cold while they were copied:
+		// load them together rather than one miss after another.
+		s.lower(j.tier).warmSlots(j.blocks)
 		for _, b := range j.blocks {
 			s.lower(j.tier).land(b.dst)
 			w.g2.unpin(b.src)
