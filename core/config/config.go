@@ -34,6 +34,8 @@ type Traffic struct {
 	Source Source `yaml:"source" json:"source"`
 	Load   Load   `yaml:"load" json:"load"`
 	Stop   Stop   `yaml:"stop" json:"stop"`
+	// Warmup: requests run but left out of the report's figures (warmup.go).
+	Warmup Warmup `yaml:"warmup" json:"warmup"`
 }
 
 // Source is the request source.

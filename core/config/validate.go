@@ -51,6 +51,9 @@ func (c *Config) Validate() error {
 	if err := c.Traffic.validateBounds(); err != nil {
 		return err
 	}
+	if err := c.Traffic.Warmup.validate(); err != nil {
+		return err
+	}
 	if err := c.validateRouterAndSLA(); err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ type Options struct {
 	Capture  bool
 	Watch    uint64 // a request whose timeline the report records (0: none); engines get it in engine.Config.Watch
 	SLA      report.SLA
+	Warmup   report.Warmup // requests the report leaves out (traffic.warmup)
 
 	// MaxPromptTokens and MaxOutputTokens cap the work of a run: the prompt
 	// and requested output tokens of the requests it releases (0: none).
@@ -253,6 +254,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 	l.col.Watch(opt.Watch)
 	l.col.Frontend = opt.Frontend
 	l.col.Onboarding = opt.Tiers
+	l.col.Warmup = opt.Warmup
 	l.obs.col = collect{l.col}
 	if err := l.startScaling(opt.Scaling); err != nil { // the planner's window observes next
 		return nil, err

@@ -135,7 +135,7 @@ func (c *Collector) breakdownSection(disagg bool) *BreakdownSection {
 	var total timing.Time
 	n := 0
 	for i := range c.recs {
-		if q := &c.recs[i]; q.status == Completed && q.tokens > 0 {
+		if q := &c.recs[i]; q.status == Completed && q.tokens > 0 && !c.warm(c.base+uint64(i+1), q) {
 			total += q.first - q.arrival
 			n++
 		}
@@ -152,7 +152,7 @@ func (c *Collector) breakdownSection(disagg bool) *BreakdownSection {
 		var sum timing.Time
 		vals = vals[:0]
 		for i := range c.recs {
-			if q := &c.recs[i]; q.status == Completed && q.tokens > 0 {
+			if q := &c.recs[i]; q.status == Completed && q.tokens > 0 && !c.warm(c.base+uint64(i+1), q) {
 				d := c.parts(uint64(i + 1))[k]
 				sum += d
 				vals = append(vals, d.Ms())

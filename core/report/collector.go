@@ -65,6 +65,8 @@ type Collector struct {
 	watch      uint64 // the request whose life the timeline records (0: none)
 	timeline   []TimelineEvent
 	base       uint64 // requests forgotten (Forget): recs[0] is request base+1
+	// Warmup marks the requests the figures leave out (warmup.go).
+	Warmup Warmup
 }
 
 // NewCollector returns a collector for up to n requests over workers
@@ -199,6 +201,10 @@ func (c *Collector) Terminal(id uint64, t timing.Time, rejected string) {
 		return
 	}
 	r.status = Completed
+	if c.warm(id, r) {
+		c.Series.complete(t)
+		return // its gaps are not measured (warmup.go)
+	}
 	for _, g := range r.gaps {
 		ms := g.Ms()
 		c.itlStats.add(ms)

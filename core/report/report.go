@@ -133,6 +133,7 @@ type RequestRecord struct {
 	RouterOverlapTokens   *int       `json:"router_overlap_tokens"` // the router's estimate at placement; null if it makes none
 	RouterQueueMs         *float64   `json:"router_queue_ms"`       // held by the router before placement
 	TTFTBreakdownMs       *Breakdown `json:"ttft_breakdown_ms"`     // its TTFT cut into parts (breakdown.go); null without a first token
+	Warmup                bool       `json:"warmup,omitempty"`      // traffic.warmup: left out of the report's figures
 
 	// Disaggregated runs only (absent otherwise): worker and dp_rank are
 	// the decode side's.
@@ -169,6 +170,13 @@ func Build(c *Collector, info RunInfo) *Report {
 		if c.capture {
 			r.requests = append(r.requests, c.record(q, uint64(i+1)))
 		}
+		if c.warm(c.base+uint64(i+1), q) {
+			r.Coverage.WarmupExcluded++
+			if c.capture {
+				r.requests[len(r.requests)-1].Warmup = true
+			}
+			continue
+		}
 		switch q.status {
 		case Rejected:
 			r.Outcomes.Rejected++
@@ -181,16 +189,23 @@ func Build(c *Collector, info RunInfo) *Report {
 	}
 	r.Coverage.PerRequestRecords = len(r.requests)
 	r.Outcomes.Completed = t.completed
+	runS := t.duration.Ms() / 1000
+	if c.Warmup.on() {
+		from := c.measuredFrom(t.duration)
+		end := from.Ms()
+		r.Coverage.WarmupEndMs = &end
+		t.duration = max(t.duration-from, 0)
+	}
 	durS := t.duration.Ms() / 1000
 	if durS <= 0 {
 		durS = math.NaN() // no simulated time: rates are undefined
 	}
-	s := t.summary(len(c.recs), r.Outcomes, durS)
+	s := t.summary(len(c.recs)-r.Coverage.WarmupExcluded, r.Outcomes, durS)
 	buildPools(r, info, s)
 	if info.Planner != nil {
 		p := info.Planner.finished()
 		p.GPUHours = s[schema.GPUHours]
-		mean := p.GPUHours * 3600 / durS
+		mean := p.GPUHours * 3600 / runS // GPU hours cover the whole run, warm-up too
 		p.MeanGPUs, s[schema.MeanGPUs] = nullable(mean), mean
 		r.Planner = p
 	}

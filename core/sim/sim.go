@@ -261,6 +261,7 @@ func (p *Prepared) Run(overrides []string, progress func(Progress) bool) (_ *rep
 		Capture:     p.in.CapturePerRequest,
 		Watch:       p.in.Watch,
 		SLA:         report.SLA(cfg.Evaluation.SLA),
+		Warmup:      report.Warmup{Requests: cfg.Traffic.Warmup.Requests, Until: timing.FromMs(cfg.Traffic.Warmup.Seconds * 1000)},
 		Transfer:    c.xfer,
 		Frontend:    c.frontend,
 		Scaling:     c.scaling,

@@ -85,6 +85,11 @@ type Distributions struct {
 type Coverage struct {
 	CapturePerRequest bool `json:"capture_per_request"`
 	PerRequestRecords int  `json:"per_request_records"`
+	// traffic.warmup: the requests the figures leave out, and the simulated
+	// time the measured window (duration and rates) starts at. Absent
+	// without a warm-up.
+	WarmupExcluded int      `json:"warmup_excluded_requests,omitempty"`
+	WarmupEndMs    *float64 `json:"warmup_end_ms,omitempty"`
 }
 
 // PoolStats is a pool's section of the report; its workers are
@@ -420,6 +425,7 @@ const (
 	RecordRouterOverlapTokens     = "router_overlap_tokens"
 	RecordRouterQueueMs           = "router_queue_ms"
 	RecordTTFTBreakdownMs         = "ttft_breakdown_ms" // an object of the TTFT's parts
+	RecordWarmup                  = "warmup"            // true for a traffic.warmup request (absent otherwise)
 	RecordPrefillWorker           = "prefill_worker"
 	RecordPrefillDPRank           = "prefill_dp_rank"
 	RecordDecodeReusedInputTokens = "decode_reused_input_tokens"
@@ -435,6 +441,6 @@ var RecordKeys = []string{
 	RecordTerminalTimeMs, RecordTTFTMs, RecordTTSTMs, RecordITLMs, RecordE2ELatencyMs, RecordInputLength,
 	RecordRequestedOutputLength, RecordOutputLength, RecordReusedInputTokens, RecordWorker, RecordDPRank,
 	RecordTerminalStatus, RecordRejectionReason, RecordRouterOverlapTokens, RecordRouterQueueMs,
-	RecordTTFTBreakdownMs, RecordPrefillWorker, RecordPrefillDPRank, RecordDecodeReusedInputTokens,
+	RecordTTFTBreakdownMs, RecordWarmup, RecordPrefillWorker, RecordPrefillDPRank, RecordDecodeReusedInputTokens,
 	RecordKVTransferTokens, RecordKVTransferBytes, RecordKVTransferStartMs, RecordKVTransferMs,
 }
