@@ -144,6 +144,13 @@ type Scheduler struct {
 	Preemption       string `yaml:"preemption" json:"preemption"`                 // lifo | fifo
 	ChunkedPrefill   bool   `yaml:"chunked_prefill" json:"chunked_prefill"`
 	MaxModelLen      int    `yaml:"max_model_len" json:"max_model_len"` // 0: none (vLLM only)
+	// BatchWaitTimeoutIters and BatchWaitMaxTokensRatio are TensorRT-LLM's
+	// batch_wait_timeout_iters and batch_wait_max_tokens_ratio: a context
+	// batch waits up to that many passes while decodes run, unless its
+	// tokens reach the ratio × max_batched_tokens (engine.BatchWait).
+	// Backend trtllm only; 0 / 0: off.
+	BatchWaitTimeoutIters   int     `yaml:"batch_wait_timeout_iters" json:"batch_wait_timeout_iters"`
+	BatchWaitMaxTokensRatio float64 `yaml:"batch_wait_max_tokens_ratio" json:"batch_wait_max_tokens_ratio"`
 	// AsyncScheduling: the engine plans its next pass while the current one
 	// runs (vLLM --async-scheduling, SGLang's and TRT-LLM's overlap
 	// schedulers), so a request reaching a busy worker joins the pass after

@@ -258,13 +258,15 @@ func (k *KVTransfer) BytesPerTokenValue() (float64, error) {
 // enginePaths maps an engine.FieldError field to its path below a role
 // (fields not listed keep their name: sglang.chunked_prefill_size).
 var enginePaths = map[string]string{
-	"block_size":         "kv_cache.block_size",
-	"max_batched_tokens": "scheduler.max_batched_tokens",
-	"max_sequences":      "scheduler.max_sequences",
-	"max_model_len":      "scheduler.max_model_len",
-	"policy":             "scheduler.policy",
-	"decode_speedup":     "timing.decode_speedup",
-	"capacity.blocks":    "kv_cache.capacity.blocks",
+	"block_size":                  "kv_cache.block_size",
+	"max_batched_tokens":          "scheduler.max_batched_tokens",
+	"max_sequences":               "scheduler.max_sequences",
+	"max_model_len":               "scheduler.max_model_len",
+	"policy":                      "scheduler.policy",
+	"decode_speedup":              "timing.decode_speedup",
+	"capacity.blocks":             "kv_cache.capacity.blocks",
+	"batch_wait_timeout_iters":    "scheduler.batch_wait_timeout_iters",
+	"batch_wait_max_tokens_ratio": "scheduler.batch_wait_max_tokens_ratio",
 }
 
 // engineErr reports an engine check below path.
@@ -303,6 +305,7 @@ func (c *Config) EngineConfig(role *Role) engine.Config {
 		ChunkedPrefill:   role.Scheduler.ChunkedPrefill,
 		PrefixCaching:    role.KVCache.PrefixCaching,
 		MaxModelLen:      role.Scheduler.MaxModelLen,
+		BatchWait:        engine.BatchWait{TimeoutIters: role.Scheduler.BatchWaitTimeoutIters, MaxTokensRatio: role.Scheduler.BatchWaitMaxTokensRatio},
 		Scale:            timing.Scale{Speedup: role.Timing.Speedup, DecodeSpeedup: role.Timing.DecodeSpeedup},
 	}
 	// vLLM's --scheduling-policy (issue 30 item 8).

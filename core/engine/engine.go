@@ -250,6 +250,9 @@ type Config struct {
 	// core joins them as a worker. vLLM/TensorRT-LLM with the kvbm G1 and
 	// prefix caching only.
 	Tiers *tiers.System
+	// BatchWait is TensorRT-LLM's context batch waiting (batchwait.go);
+	// the zero value is off. TRT-LLM only.
+	BatchWait BatchWait
 }
 
 // FieldError is a failed check of one engine setting. Field is the
@@ -369,6 +372,9 @@ func (c *Config) ValidateSettings() error {
 	case c.Tiers != nil && !c.PrefixCaching:
 		return fieldErr("tiers", "need prefix_caching: true (lower tiers keep blocks by their prefix hash)")
 	}
+	if err := c.validateBatchWait(); err != nil {
+		return err
+	}
 	if c.Policy == SGLang {
 		return c.validateSGLang()
 	}
@@ -399,6 +405,8 @@ type Core struct {
 	ready       []*seq
 	fpmPrefill  welford
 	fpmDecode   welford
+
+	waitIters int // passes the context batch has been held (batchwait.go)
 }
 
 // New returns a core.

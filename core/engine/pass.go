@@ -34,8 +34,13 @@ func (c *Core) Step(now timing.Time) *Pass {
 	if c.pending.len() > 0 {
 		c.grantReservations()
 	}
-	c.scheduleRunning()
-	c.admitWaiting()
+	// TensorRT-LLM batch waiting (batchwait.go): a held pass runs its
+	// generation requests only.
+	hold := c.holdContext()
+	c.scheduleRunning(hold)
+	if !hold {
+		c.admitWaiting()
+	}
 	if w := p.Watched; w != nil && w.In {
 		for _, s := range c.running {
 			if s.pass == c.passID {
@@ -83,10 +88,15 @@ func (c *Core) resetPass() {
 	}
 }
 
-// scheduleRunning schedules the running requests first, in admission order.
-func (c *Core) scheduleRunning() {
+// scheduleRunning schedules the running requests first, in admission
+// order; with holdContext, only those past their prompt.
+func (c *Core) scheduleRunning(holdContext bool) {
 	for c.cursor = 0; c.cursor < len(c.running) && c.budget > 0; {
 		s := c.running[c.cursor]
+		if holdContext && s.computed < s.promptLen {
+			c.cursor++
+			continue
+		}
 		var cs cost
 		if s.computed == 0 {
 			cs = c.prefixCost(s)
