@@ -57,18 +57,6 @@ const (
 	RooflineUncheckedMax = 3
 )
 
-// FamilyValidation is the end-to-end validation of the roofline on one GPU
-// family: median absolute errors in percent over Points public serving
-// points (docs/validation.md).
-type FamilyValidation struct {
-	Points           int
-	TTFTPct, TPOTPct float64
-	// Open-loop runs (BLIS's, all H100) held out of every fit: median
-	// absolute error of mean TTFT and ITL.
-	OpenLoopRuns              int
-	OpenLoopTTFT, OpenLoopITL float64
-}
-
 // Family is the GPU family a catalog GPU's validation is reported for.
 func Family(gpu string) string {
 	switch normName(gpu) {
@@ -78,28 +66,4 @@ func Family(gpu string) string {
 		return "Blackwell"
 	}
 	return normName(gpu)
-}
-
-// Validation says, for a timing type on a GPU, how far its predictions can
-// be trusted; the page shows it as the timing badge.
-func Validation(kind, gpu string) string {
-	switch kind {
-	case "default":
-		v, ok := validated[Family(gpu)]
-		if !ok {
-			return fmt.Sprintf("roofline: not validated end to end on %s (no public serving measurement); within %.1f %% of %d public single-pass measurements (docs/timing.md)", normName(gpu), RooflineWorstPct, RooflineChecked)
-		}
-		s := fmt.Sprintf("roofline: median error %.1f %% TPOT, %.1f %% TTFT on %d public %s fixed-concurrency points", v.TPOTPct, v.TTFTPct, v.Points, Family(gpu))
-		if v.OpenLoopRuns > 0 {
-			s += fmt.Sprintf("; %.1f %% ITL, %.1f %% TTFT on %d held-out open-loop runs", v.OpenLoopITL, v.OpenLoopTTFT, v.OpenLoopRuns)
-		}
-		return s + " (docs/validation.md)"
-	case "polynomial":
-		return "polynomial: the reference's uncalibrated curve; model and hardware ignored"
-	case "fixed":
-		return "fixed: the pass times you gave; model and hardware ignored"
-	case "profile":
-		return "profile: interpolated from your measured table; trust it within the range it covers"
-	}
-	return kind
 }

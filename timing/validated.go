@@ -2,10 +2,15 @@
 
 package timing
 
-// validated is the end-to-end validation of the roofline per GPU family
-// (docs/validation.md): median absolute error of mean TTFT and TPOT over
-// the public fixed-concurrency points replayed through the simulator.
-var validated = map[string]FamilyValidation{
-	"Blackwell": {Points: 265, TTFTPct: 56.8, TPOTPct: 7.9},
-	"Hopper":    {Points: 778, TTFTPct: 69.2, TPOTPct: 11.6, OpenLoopRuns: 12, OpenLoopTTFT: 6, OpenLoopITL: 6},
+// validated is the end-to-end validation of the roofline per public
+// source, GPU family and engine (docs/validation.md, "By source"): median
+// absolute error of mean TPOT, TTFT and E2E over the source's points
+// replayed through the simulator, and over its held-out part.
+var validated = []SourceValidation{
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 145, TPOTPct: 8.6, TTFTPct: 54.2, HeldOutPoints: 1, HeldOutTPOTPct: 1.6, HeldOutTTFTPct: 57.9},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 7.4, TTFTPct: 60.2},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 13.1, TTFTPct: 86.2, HeldOutPoints: 130, HeldOutTPOTPct: 13.1, HeldOutTTFTPct: 86.2},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 429, TPOTPct: 11.8, TTFTPct: 70.4, HeldOutPoints: 357, HeldOutTPOTPct: 11.6, HeldOutTTFTPct: 71.3},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 219, TPOTPct: 9.7, TTFTPct: 54.2, HeldOutPoints: 114, HeldOutTPOTPct: 17.8, HeldOutTTFTPct: 64.6},
+	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 5.2, TTFTPct: 3.9, HeldOutPoints: 12, HeldOutTPOTPct: 6, HeldOutTTFTPct: 6},
 }

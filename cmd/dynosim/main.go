@@ -33,7 +33,7 @@ commands:
   serve            serve the web page (--addr 127.0.0.1:8080, --service-url URL)
   live             serve one simulated deployment on the wall clock: OpenAI API, /metrics, KV events (docs/live.md)
   convert-profile  convert a profiler results folder to a timing profile (.npz)
-  validate         replay public serving measurements and report the timing model's error (docs/validation.md)
+  validate         replay public serving measurements and report the timing model's error (docs/validation.md; --format json: per source)
   compare          hold a real benchmark run (AIPerf, vllm bench serve) against a prediction.json
   convert-trace    turn a real benchmark run's requests into a Mooncake trace (-o trace.jsonl)
 

@@ -11,14 +11,16 @@ import (
 )
 
 // runValidate replays the public serving measurements through the
-// simulator and writes docs/validation.md's text (stdout, or -o FILE).
+// simulator and writes docs/validation.md's text, or with --format json
+// the per-source error figures (stdout, or -o FILE).
 func runValidate(args []string, stdout io.Writer) error {
 	fset := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fset.SetOutput(io.Discard)
 	out := fset.String("o", "", "write the report to `FILE` (default stdout)")
+	fmtFlag := fset.String("format", "text", "`text` (docs/validation.md) or json (per-source figures)")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: dynosim validate [-o docs/validation.md]")
+			fmt.Fprintln(stdout, "usage: dynosim validate [--format text|json] [-o FILE]")
 			return err
 		}
 		return usageError{fmt.Errorf("validate: %v", err)}
@@ -26,13 +28,20 @@ func runValidate(args []string, stdout io.Writer) error {
 	if fset.NArg() > 0 {
 		return usageError{fmt.Errorf("validate: unexpected argument %q", fset.Arg(0))}
 	}
+	if *fmtFlag != "text" && *fmtFlag != "json" {
+		return usageError{fmt.Errorf("validate: --format: want text or json, got %q", *fmtFlag)}
+	}
 	f, err := validation.Generate()
 	if err != nil {
 		return internalError{err} // the embedded data is ours: a failure is a bug
 	}
+	text := []byte(f.Doc)
+	if *fmtFlag == "json" {
+		text = f.JSON
+	}
 	if *out == "" {
-		_, err = io.WriteString(stdout, f.Doc)
+		_, err = stdout.Write(text)
 		return err
 	}
-	return os.WriteFile(*out, []byte(f.Doc), 0o644)
+	return os.WriteFile(*out, text, 0o644)
 }

@@ -27,7 +27,7 @@ func TestDeploymentAndMemoryFit(t *testing.T) {
 		t.Fatalf("deployment %+v, warnings %v", d, rep.Warnings)
 	}
 	p := d.Pools[0]
-	if p.Hardware != "h100_sxm" || p.Tensor != 2 || p.GPUsPerWorker != 2 || p.Timing != "default" || !strings.HasPrefix(p.Validation, "roofline: median error") || !strings.Contains(p.Validation, "Hopper fixed-concurrency points") ||
+	if p.Hardware != "h100_sxm" || p.Tensor != 2 || p.GPUsPerWorker != 2 || p.Timing != "default" || !strings.HasPrefix(p.Validation, "roofline: median error") || !strings.Contains(p.Validation, "Hopper open-loop runs with vllm") ||
 		p.Capacity != "default" || !p.Fits || p.FreeBytes < 0 || p.WeightsBytes+p.KVBytes+p.ReserveBytes+p.FreeBytes != p.GPUBytes {
 		t.Fatalf("pool %+v", p)
 	}

@@ -233,7 +233,7 @@ func deployment(cfg *config.Config, r role, in Inputs, roof *timing.Roofline, ec
 	d := report.PoolDeployment{
 		Name: r.name, Hardware: roof.GPU.Name, Replicas: r.Parallelism.Replicas, Tensor: roof.Par.Tensor,
 		AttentionData: r.Parallelism.AttentionData, GPUsPerWorker: r.GPUs(),
-		Timing: kind, TimingProfile: profile, Validation: timing.Validation(kind, roof.GPU.Name), Capacity: r.KVCache.Capacity.Type,
+		Timing: kind, TimingProfile: profile, Validation: timing.Validation(kind, roof.GPU.Name, cfg.Engine.Backend, cfg.Traffic.Load.Type), Capacity: r.KVCache.Capacity.Type,
 		KVBlocks: ec.NumBlocks, BlockSize: ec.BlockSize,
 		GPUBytes: fit.GPUBytes, WeightsBytes: fit.WeightsBytes, KVBytes: fit.KVBytes, ReserveBytes: fit.ReserveBytes,
 		FreeBytes: fit.FreeBytes, Fits: fit.Fits(),
