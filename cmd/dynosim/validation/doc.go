@@ -185,7 +185,7 @@ at a fixed concurrency with fixed input and output lengths; we compare the measu
 **How a point is replayed.** ` + "`traffic.load: {type: concurrency}`" + ` with the row's concurrency, the clients'
 starts spread over one request's expected life (` + "`ramp_up_seconds`" + `) so the replay measures a long benchmark's
 desynchronised steady state; 5 × concurrency requests (at least 40), the first of each client left out as
-warm-up; no prefix reuse (random prompts). Knobs the row does not state take the engine's own defaults for
+warm-up (` + "`traffic.warmup: {requests: concurrency}`" + `); no prefix reuse (random prompts). Knobs the row does not state take the engine's own defaults for
 that version and GPU: vLLM V1 ` + "`max_num_batched_tokens` 8192, `max_num_seqs`" + ` 1024 (≥ 70 GiB GPUs), async
 scheduling from 0.14 on; SGLang ` + "`chunked_prefill_size`" + ` 8192 (16384 on B200), no request cap, overlap
 scheduler on; TRT-LLM ` + "`max_num_tokens` 8192, `max_batch_size`" + ` 2048, overlap scheduler on; KV cache 0.9 of

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -21,7 +22,8 @@ func (r Result) TTFTErr() float64 { return r.PredTTFTMs/r.TTFTMs - 1 }
 func (r Result) TPOTErr() float64 { return r.PredTPOTMs/r.TPOTMs - 1 }
 
 // requests is how many requests a point replays: the first of each client
-// is left out as warm-up (it starts on the ramp), four more waves follow.
+// is left out as warm-up (traffic.warmup: it starts on the ramp), four
+// more waves follow.
 func requests(c int) int { return max(5*c, 40) }
 
 // Config is the YAML of the run that stands for p. Knobs the measurement
@@ -47,6 +49,7 @@ func Config(p Point) string {
   source: {type: synthetic, input_tokens: %d, output_tokens: %d}
   load: {type: concurrency, concurrency: %d, ramp_up_seconds: %.4f}
   stop: {requests: %d}
+  warmup: {requests: %d}
 engine:
   backend: %s
   model: %s
@@ -57,7 +60,7 @@ engine:
       parallelism: {tensor: %d}
       scheduler: %s%s
       kv_cache: {prefix_caching: false, dtype: %s, capacity: {type: default, memory_fraction: 0.9}}
-`, p.ISL, p.OSL, p.Concurrency, rampUp(p), requests(p.Concurrency), p.Backend, p.Model, p.GPU, p.DType, p.TP, sched, extra, kvDType(p))
+`, p.ISL, p.OSL, p.Concurrency, rampUp(p), requests(p.Concurrency), p.Concurrency, p.Backend, p.Model, p.GPU, p.DType, p.TP, sched, extra, kvDType(p))
 }
 
 // vllmAsync: vLLM turned async scheduling on by default at the end of its
@@ -99,30 +102,23 @@ func rampUp(p Point) float64 {
 	return (r.PrefillMs(1, p.ISL, 0) + float64(p.OSL)*r.DecodeMs(c, c*ctx, ctx, 0)) / 1000
 }
 
-// Run predicts one point: the means over the requests after each
-// client's first (the warm-up, started on the ramp).
+// Run predicts one point: the report's mean TTFT and TPOT, which leave
+// out each client's first request (the warm-up, started on the ramp: in
+// a closed loop the first Concurrency requests released). Every row's
+// OSL is ≥ 2, so every measured request has a TPOT.
 func Run(p Point) Result {
 	res := Result{Point: p}
-	rep, err := sim.Predict(sim.Inputs{Config: []byte(Config(p)), ConfigName: p.ID + ".yaml", CapturePerRequest: true}, nil)
+	rep, err := sim.Predict(sim.Inputs{Config: []byte(Config(p)), ConfigName: p.ID + ".yaml"}, nil)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	var ttft, tpot float64
-	n := 0
-	for _, r := range rep.Requests()[min(p.Concurrency, len(rep.Requests())):] {
-		if r.TTFTMs == nil || r.LastTokenMs == nil || r.FirstTokenMs == nil || r.OutputLength < 2 {
-			continue
-		}
-		ttft += *r.TTFTMs
-		tpot += (*r.LastTokenMs - *r.FirstTokenMs) / float64(r.OutputLength-1)
-		n++
-	}
-	if n == 0 {
+	s := rep.Summary
+	if s[schema.CompletedRequests] == 0 {
 		res.Err = fmt.Errorf("no request completed after the warm-up")
 		return res
 	}
-	res.PredTTFTMs, res.PredTPOTMs = ttft/float64(n), tpot/float64(n)
+	res.PredTTFTMs, res.PredTPOTMs = s[schema.TTFT.Key(schema.Mean)], s[schema.TPOT.Key(schema.Mean)]
 	return res
 }
 
