@@ -55,18 +55,31 @@ const (
 //     halving of precision doubles rate, sparsity doubles it again —
 //     an estimate, the datasheet gives only the FP4 figure); PCIe Gen5
 //     x16 (≈ 64 GB/s/dir).
+//   - rtx_pro_6000_server: NVIDIA RTX PRO 6000 Blackwell Server Edition
+//     product page: 96 GB GDDR7 (ECC), 1,597 GB/s, FP4 4 PFLOPS, FP8 2
+//     PFLOPS, FP16/BF16 1 PFLOPS (with sparsity → 2,000 / 1,000 / 500
+//     dense, as the Workstation), up to 600 W (configurable), passive,
+//     PCIe Gen5 x16, no NVLink. Same GB202 board and tensor rates as the
+//     Workstation; the memory is clocked lower (1,597 vs 1,792 GB/s).
+//     97,887 MiB as nvidia-smi reports it on AIConfigurator's Server box
+//     (systems/rtx_pro_6000_server.yaml), whose GPUs ran at a 2,430 MHz
+//     maximum SM clock: AIC's measured RTX PRO tables are this board's.
+//
+// Each entry's public sources, one line each, are in gpuSources
+// (gpusources.go); TestItem33_7GPUSources fails if one has none.
 //
 // MemoryBytes is the total nvidia-smi reports for each board (MiB), as
 // commonly published; it is what memory_fraction applies to.
 var gpuCatalog = map[string]GPUSpec{
-	"h100_sxm":     {MemoryBytes: 81559 * mib, MemBW: 3.35 * tb, BF16FLOPS: 989.5e12, FP8FLOPS: 1979e12, LinkBW: 450 * gb, Fabric: FabricNVLink4},
-	"h200_sxm":     {MemoryBytes: 143771 * mib, MemBW: 4.8 * tb, BF16FLOPS: 989.5e12, FP8FLOPS: 1979e12, LinkBW: 450 * gb, Fabric: FabricNVLink4},
-	"b200":         {MemoryBytes: 183359 * mib, MemBW: 8 * tb, BF16FLOPS: 2250e12, FP8FLOPS: 4500e12, FP4FLOPS: 9000e12, LinkBW: 900 * gb, Fabric: FabricNVLink5},
-	"a100_80gb":    {MemoryBytes: 81920 * mib, MemBW: 2.039 * tb, BF16FLOPS: 312e12, LinkBW: 300 * gb, Fabric: FabricNVLink3},
-	"a100_40gb":    {MemoryBytes: 40960 * mib, MemBW: 1.555 * tb, BF16FLOPS: 312e12, LinkBW: 300 * gb, Fabric: FabricNVLink3},
-	"l40s":         {MemoryBytes: 46068 * mib, MemBW: 864 * gb, BF16FLOPS: 362.05e12, FP8FLOPS: 733e12, LinkBW: 32 * gb, Fabric: FabricPCIeP2P},
-	"rtx_4090":     {MemoryBytes: 24564 * mib, MemBW: 1008 * gb, BF16FLOPS: 165.2e12, FP8FLOPS: 330.3e12, LinkBW: 32 * gb, Fabric: FabricPCIeNoP2P},
-	"rtx_pro_6000": {MemoryBytes: 97887 * mib, MemBW: 1792 * gb, BF16FLOPS: 500e12, FP8FLOPS: 1000e12, FP4FLOPS: 2000e12, LinkBW: 64 * gb, Fabric: FabricPCIeP2P},
+	"h100_sxm":            {MemoryBytes: 81559 * mib, MemBW: 3.35 * tb, BF16FLOPS: 989.5e12, FP8FLOPS: 1979e12, LinkBW: 450 * gb, Fabric: FabricNVLink4},
+	"h200_sxm":            {MemoryBytes: 143771 * mib, MemBW: 4.8 * tb, BF16FLOPS: 989.5e12, FP8FLOPS: 1979e12, LinkBW: 450 * gb, Fabric: FabricNVLink4},
+	"b200":                {MemoryBytes: 183359 * mib, MemBW: 8 * tb, BF16FLOPS: 2250e12, FP8FLOPS: 4500e12, FP4FLOPS: 9000e12, LinkBW: 900 * gb, Fabric: FabricNVLink5},
+	"a100_80gb":           {MemoryBytes: 81920 * mib, MemBW: 2.039 * tb, BF16FLOPS: 312e12, LinkBW: 300 * gb, Fabric: FabricNVLink3},
+	"a100_40gb":           {MemoryBytes: 40960 * mib, MemBW: 1.555 * tb, BF16FLOPS: 312e12, LinkBW: 300 * gb, Fabric: FabricNVLink3},
+	"l40s":                {MemoryBytes: 46068 * mib, MemBW: 864 * gb, BF16FLOPS: 362.05e12, FP8FLOPS: 733e12, LinkBW: 32 * gb, Fabric: FabricPCIeP2P},
+	"rtx_4090":            {MemoryBytes: 24564 * mib, MemBW: 1008 * gb, BF16FLOPS: 165.2e12, FP8FLOPS: 330.3e12, LinkBW: 32 * gb, Fabric: FabricPCIeNoP2P},
+	"rtx_pro_6000":        {MemoryBytes: 97887 * mib, MemBW: 1792 * gb, BF16FLOPS: 500e12, FP8FLOPS: 1000e12, FP4FLOPS: 2000e12, LinkBW: 64 * gb, Fabric: FabricPCIeP2P},
+	"rtx_pro_6000_server": {MemoryBytes: 97887 * mib, MemBW: 1597 * gb, BF16FLOPS: 500e12, FP8FLOPS: 1000e12, FP4FLOPS: 2000e12, LinkBW: 64 * gb, Fabric: FabricPCIeP2P},
 }
 
 // LookupGPU returns the catalog entry for name (case-insensitive; "-" and

@@ -169,7 +169,10 @@ func prefillCurve(eff ...float64) []EffPoint {
 
 // measuredCurves are the fits on AIC's tables, keyed by catalog name
 // (AIC system → catalog: a100_sxm → a100_80gb, b200_sxm → b200,
-// rtx_pro_6000_server → rtx_pro_6000).
+// rtx_pro_6000_server → rtx_pro_6000: the RTX PRO fractions were fitted
+// against the Workstation's peaks on tables AIC measured on the Server
+// Edition; CurvesFor re-expresses them against the Server's own peaks,
+// serverEditionCurves).
 //
 //   - GEMM (gemm.csv: 9 LLM shapes n·k ≥ 4096², m = 1…16384, bf16 and
 //     per-tensor fp8): WeightBW, Compute and Knee fitted jointly over both
@@ -248,6 +251,8 @@ func CurvesFor(gpu string) Curves {
 		c.KVReadBW *= sameDieBWScale(1555, 2039)
 	case "rtx_4090":
 		c = gddrConsumerCurves()
+	case "rtx_pro_6000_server":
+		c = serverEditionCurves()
 	default:
 		var ok bool
 		if c, ok = measuredCurves[key]; !ok {
@@ -255,6 +260,24 @@ func CurvesFor(gpu string) Curves {
 		}
 	}
 	c.PrefillAttn = slices.Clone(c.PrefillAttn) // callers may not alias the table
+	return c
+}
+
+// serverEditionCurves are the RTX PRO curves for the board AIC measured,
+// the Server Edition: the fit's memory-bound fractions were taken against
+// the Workstation's 1,792 GB/s, so against the Server's 1,597 GB/s they
+// are larger by that ratio (the products, the bandwidths AIC observed, are
+// unchanged; GEMMMs and DecodeAttnMs use only the products). The tensor
+// peaks are the same on both boards, so the compute fractions stay. The
+// Workstation entry keeps the fit as it is: it is priced at the Server's
+// measured rates, not extrapolated to its faster memory (unmeasured).
+func serverEditionCurves() Curves {
+	c := measuredCurves["rtx_pro_6000"]
+	r := gpuCatalog["rtx_pro_6000"].MemBW / gpuCatalog["rtx_pro_6000_server"].MemBW
+	c.BF16.WeightBW *= r
+	c.FP8.WeightBW *= r
+	c.FP4.WeightBW *= r
+	c.KVReadBW *= r
 	return c
 }
 

@@ -37,9 +37,10 @@ var aicSystems = []struct {
 	{"b200_sxm", "b200", 126e6},
 	{"a100_sxm", "a100_80gb", 40e6},
 	{"l40s", "l40s", 96e6},
-	// AIC measured the Server board; our catalog entry is the Workstation,
-	// whose 500 BF16 TFLOPS the Server reaches only ~0.80 of (curves.go).
-	{"rtx_pro_6000_server", "rtx_pro_6000", 128e6},
+	// AIC measured the Server board, whose 500 BF16 TFLOPS (the
+	// Workstation's too) it reaches only ~0.80 of (curves.go); the
+	// Workstation entry is priced from the same tables (TestItem33_7RTXProServer).
+	{"rtx_pro_6000_server", "rtx_pro_6000_server", 128e6},
 }
 
 // aicTable is one testdata/aic CSV: rows of named columns.

@@ -16,14 +16,15 @@ func TestItem30_3DtypeGPUCatalog(t *testing.T) {
 		dtypes   []string
 		kvDTypes []string
 	}{
-		{"a100_80gb", []string{"bf16", "fp16"}, []string{"bf16", "fp16"}},                         // Ampere
-		{"a100_40gb", []string{"bf16", "fp16"}, []string{"bf16", "fp16"}},                         // Ampere
-		{"l40s", []string{"bf16", "fp16", "fp8"}, []string{"bf16", "fp16", "fp8"}},                // Ada Lovelace
-		{"rtx_4090", []string{"bf16", "fp16", "fp8"}, []string{"bf16", "fp16", "fp8"}},            // Ada Lovelace
-		{"h100_sxm", []string{"bf16", "fp16", "fp8"}, []string{"bf16", "fp16", "fp8"}},            // Hopper
-		{"h200_sxm", []string{"bf16", "fp16", "fp8"}, []string{"bf16", "fp16", "fp8"}},            // Hopper
-		{"b200", []string{"bf16", "fp16", "fp8", "fp4"}, []string{"bf16", "fp16", "fp8"}},         // Blackwell
-		{"rtx_pro_6000", []string{"bf16", "fp16", "fp8", "fp4"}, []string{"bf16", "fp16", "fp8"}}, // Blackwell
+		{"a100_80gb", []string{"bf16", "fp16"}, []string{"bf16", "fp16"}},                                // Ampere
+		{"a100_40gb", []string{"bf16", "fp16"}, []string{"bf16", "fp16"}},                                // Ampere
+		{"l40s", []string{"bf16", "fp16", "fp8"}, []string{"bf16", "fp16", "fp8"}},                       // Ada Lovelace
+		{"rtx_4090", []string{"bf16", "fp16", "fp8"}, []string{"bf16", "fp16", "fp8"}},                   // Ada Lovelace
+		{"h100_sxm", []string{"bf16", "fp16", "fp8"}, []string{"bf16", "fp16", "fp8"}},                   // Hopper
+		{"h200_sxm", []string{"bf16", "fp16", "fp8"}, []string{"bf16", "fp16", "fp8"}},                   // Hopper
+		{"b200", []string{"bf16", "fp16", "fp8", "fp4"}, []string{"bf16", "fp16", "fp8"}},                // Blackwell
+		{"rtx_pro_6000", []string{"bf16", "fp16", "fp8", "fp4"}, []string{"bf16", "fp16", "fp8"}},        // Blackwell
+		{"rtx_pro_6000_server", []string{"bf16", "fp16", "fp8", "fp4"}, []string{"bf16", "fp16", "fp8"}}, // Blackwell
 	} {
 		g, err := LookupGPU(tc.gpu)
 		if err != nil {
@@ -36,7 +37,7 @@ func TestItem30_3DtypeGPUCatalog(t *testing.T) {
 			t.Errorf("%s: KVDTypes() = %v, want %v", tc.gpu, got, tc.kvDTypes)
 		}
 	}
-	if got, want := len(GPUNames()), 8; got != want {
+	if got, want := len(GPUNames()), 9; got != want {
 		t.Errorf("the catalog has %d GPUs, this table %d: add the new GPU's generation here", got, want)
 	}
 

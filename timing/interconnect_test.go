@@ -141,7 +141,7 @@ func TestAllReduceMatchesAIC(t *testing.T) {
 		// top out at 20 GB/s (L40S, Gen4) and 37 GB/s (RTX PRO, Gen5) bus
 		// bandwidth, under the link rate. (SOURCES.md §1.1 quotes 40 and
 		// 73 GB/s and flags them; its figures do not match these rows.)
-		{"rtx_pro_6000_server", "rtx_pro_6000", FabricPCIeP2P, all},
+		{"rtx_pro_6000_server", "rtx_pro_6000_server", FabricPCIeP2P, all},
 	}
 	for _, c := range cases {
 		t.Run(c.system, func(t *testing.T) {
@@ -204,7 +204,7 @@ func TestAllReduceEagerFloor(t *testing.T) {
 		{"h200_sxm", "h200_sxm", FabricNVLink4},
 		{"b200_sxm", "b200", FabricNVLink5},
 		{"a100_sxm", "a100_80gb", FabricNVLink3},
-		{"rtx_pro_6000_server", "rtx_pro_6000", FabricPCIeP2P},
+		{"rtx_pro_6000_server", "rtx_pro_6000_server", FabricPCIeP2P},
 	}
 	for _, c := range cases {
 		t.Run(c.system, func(t *testing.T) {
@@ -409,6 +409,7 @@ func TestCatalogFabrics(t *testing.T) {
 		"h100_sxm": FabricNVLink4, "h200_sxm": FabricNVLink4, "b200": FabricNVLink5,
 		"a100_80gb": FabricNVLink3, "a100_40gb": FabricNVLink3,
 		"l40s": FabricPCIeP2P, "rtx_pro_6000": FabricPCIeP2P, "rtx_4090": FabricPCIeNoP2P,
+		"rtx_pro_6000_server": FabricPCIeP2P, // PCIe Gen5 x16, no NVLink (gpuSources)
 	}
 	for _, name := range GPUNames() {
 		g, _ := LookupGPU(name)
