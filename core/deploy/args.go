@@ -205,6 +205,12 @@ func (p *plan) trtllmOptions(w worker) string {
 		"disable_overlap_scheduler": !s.AsyncScheduling,
 		"kv_cache_config":           kvc,
 	}
+	if s.BatchWaitTimeoutIters > 0 || s.BatchWaitMaxTokensRatio > 0 {
+		// TensorRT-LLM's LLM API options of the same names, as simulated
+		// (core/engine/batchwait.go); absent when off, TRT-LLM's default.
+		o["batch_wait_timeout_iters"] = s.BatchWaitTimeoutIters
+		o["batch_wait_max_tokens_ratio"] = s.BatchWaitMaxTokensRatio
+	}
 	switch p.cfg.Engine.DType {
 	case "bf16":
 		o["dtype"] = "bfloat16"
