@@ -160,6 +160,11 @@ type Scheduler struct {
 	// priority orders the waiting queue and the preemption victims, lower
 	// first; engine.Config.PriorityScheduling). vLLM backend only.
 	Policy string `yaml:"policy" json:"policy"`
+	// EnableMixedChunk is SGLang's --enable-mixed-chunk: a prefill chunk
+	// and the running batch's decode step share one forward. Off (SGLang's
+	// default), a pass that can form a prefill batch runs it alone. Backend
+	// sglang under engine.semantics real only (engines.go).
+	EnableMixedChunk bool `yaml:"enable_mixed_chunk" json:"enable_mixed_chunk"`
 }
 
 // KVCache is the G1 cache.

@@ -44,6 +44,44 @@ func (s *SGLang) validate(path string) error {
 	return nil
 }
 
+// sglangLoop is the SGLang core's pass shape for role: the reference's
+// additive pass under engine.semantics mocker (mocker.md §3.4), SGLang's
+// event loop under real, mixing chunks with scheduler.enable_mixed_chunk
+// (core/engine/sglang_loop.go).
+func (c *Config) sglangLoop(role *Role) engine.SGLangLoop {
+	switch {
+	case c.Engine.Semantics == "mocker":
+		return engine.AdditivePass
+	case role.Scheduler.EnableMixedChunk:
+		return engine.MixedChunk
+	}
+	return engine.PrefillFirst
+}
+
+// validateMixedChunk refuses scheduler.enable_mixed_chunk where it would
+// mean nothing: it is SGLang's flag (vLLM and TensorRT-LLM always batch
+// prefill chunks with decodes), the reference mocker's pass already holds
+// both, SGLang turns it off under speculative decoding (server_args.py:
+// "Mixed chunked prefill is disabled because of using eagle speculative
+// decoding"), and a disaggregated worker has only one of the two parts.
+func (c *Config) validateMixedChunk(path string, r *Role) error {
+	if !r.Scheduler.EnableMixedChunk {
+		return nil
+	}
+	key := path + ".scheduler.enable_mixed_chunk"
+	switch {
+	case c.Engine.Backend != "sglang":
+		return fmt.Errorf("%s: SGLang's --enable-mixed-chunk, backend sglang only (the %s core always runs prefill chunks and decodes in one pass); leave it false", key, c.Engine.Backend)
+	case c.Engine.Semantics == "mocker":
+		return fmt.Errorf("%s: needs engine.semantics real (under mocker every pass already runs the prefill batch and then the decode step, mocker.md §3.4)", key)
+	case c.Engine.Speculation.Enabled():
+		return fmt.Errorf("%s: not with engine.speculation (SGLang turns mixed chunks off under speculative decoding)", key)
+	case c.Engine.Mode == "disaggregated":
+		return fmt.Errorf("%s: has no effect on a disaggregated worker (a prefill worker has no decode batch, a decode worker no prefill); use mode aggregated or leave it false", key)
+	}
+	return nil
+}
+
 // Speculation is speculative decoding (MTP/Eagle burst sampling, spec §2.7,
 // §6.5), under engine.speculation: every decode forward of a request emits
 // 1 + (leading accepted drafts) tokens.

@@ -319,6 +319,7 @@ func (c *Config) EngineConfig(role *Role) engine.Config {
 		if sg.SchedulePolicy == "lpm" {
 			ec.SGLang.Schedule = engine.LPM
 		}
+		ec.SGLang.Loop = c.sglangLoop(role) // engines.go
 	}
 	if role.Scheduler.Preemption == "fifo" {
 		ec.Preemption = engine.FIFO
@@ -382,6 +383,9 @@ func (c *Config) validateRole(path string, r *Role) error {
 		if !r.Scheduler.ChunkedPrefill {
 			return fmt.Errorf("%s.scheduler.chunked_prefill: false is not modelled by the sglang backend: it chunks prompts by %s.sglang.chunked_prefill_size (set it above the longest prompt to prefill each in one pass)", path, path)
 		}
+	}
+	if err := c.validateMixedChunk(path, r); err != nil { // engines.go
+		return err
 	}
 	if err := c.validateTiers(path, r); err != nil {
 		return err

@@ -160,6 +160,9 @@ func (p *plan) sglangArgs(w worker) []string {
 	if !s.AsyncScheduling {
 		a = append(a, "--disable-overlap-schedule") // as simulated; SGLang overlaps by default
 	}
+	if s.EnableMixedChunk {
+		a = append(a, "--enable-mixed-chunk") // as simulated (core/engine/sglang_loop.go)
+	}
 	a = append(a, p.dtypeArgs()...)
 	if sp := p.cfg.Engine.Speculation; sp.Enabled() {
 		alg := "NEXTN"

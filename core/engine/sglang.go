@@ -17,8 +17,9 @@ const (
 
 // SGLangCore is the SGLang-shaped scheduler of one data-parallel rank
 // (spec §3): a token pool of pages with a radix prefix cache, a prefill
-// batch then a decode step in every pass, and retraction (recompute with the
-// cached prefix kept) instead of preemption.
+// batch and a decode step shaped as SGLangConfig.Loop says (sglang_loop.go),
+// and retraction (recompute with the cached prefix kept) instead of
+// preemption.
 //
 // Costs: a pass is O(batch + pages touched); a prefix lookup walks the
 // request's pages once (O(prompt pages)); eviction is O(log nodes) per leaf.
@@ -34,6 +35,8 @@ type SGLangCore struct {
 	lpmSeen   map[uint64]bool
 	prefill   welford
 	decodeW   welford
+	sampled   []*seq       // prompts completed by this pass's prefill forward (sample)
+	mixed     timing.Mixed // cfg.Model, when it prices a mixed forward as one
 }
 
 // NewSGLang returns an SGLang core.
@@ -44,6 +47,7 @@ func NewSGLang(cfg Config) (*SGLangCore, error) {
 	}
 	sg := cfg.SGLang.withDefaults()
 	c := &SGLangCore{sg: sg}
+	c.mixed, _ = cfg.Model.(timing.Mixed)
 	c.pageMem = pageMem{page: cfg.BlockSize, total: cfg.NumBlocks, pool: kv.NewPagePool(cfg.NumBlocks), tree: kv.NewRadix(cfg.BlockSize)}
 	var err error
 	if c.book, err = newBook(cfg, &c.pageMem); err != nil {
@@ -118,6 +122,10 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 		c.grantReservations()
 	}
 
+	loop := c.sg.Loop != AdditivePass && !c.cfg.Decode
+	if loop && len(c.running) == 0 && !c.chunking() {
+		c.ratio = c.initRatio // the loop found nothing to run: idle (sglang_loop.go)
+	}
 	if c.sg.Schedule == LPM {
 		c.sortLPM()
 	}
@@ -125,19 +133,28 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	if c.admit(&rejected) {
 		c.ratio = c.initRatio
 	}
-	prefill := c.pricePrefill()
-	c.placeBatch()
-	decode := c.decode()
+	var d timing.Time
+	decays := true // mocker.md §3.4: every pass
+	if loop {
+		d, decays = c.loopPass()
+	} else {
+		d = c.pricePrefill()
+		c.placeBatch()
+		d += c.decode()
+	}
 	for i := len(c.retracted) - 1; i >= 0; i-- {
 		c.waiting.pushFront(c.retracted[i])
 	}
 	if len(c.retracted) > 0 {
 		c.ratio = c.initRatio
+		decays = decays && !loop // SGLang's update_running_batch decays only without retraction
 	}
-	c.ratio = max(c.ratio-c.decay, c.minRatio)
+	if decays {
+		c.ratio = max(c.ratio-c.decay, c.minRatio)
+	}
 
 	p.Signals = append(p.Signals, rejected...)
-	p.End = now + min(prefill+decode, timing.Horizon) // saturated: the replay stops at the horizon
+	p.End = now + min(d, timing.Horizon) // saturated: the replay stops at the horizon
 	if c.events != nil {
 		c.pool.Flush()
 		p.Events = c.events.Drain()
@@ -152,23 +169,30 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	}
 	c.counters.add(p.Counters)
 	c.metricsInto(&p.Metrics, c.total-c.pool.Available(), 0)
-	p.Busy = p.Busy || len(p.Signals) > 0 || len(c.batch) > 0 || len(c.retracted) > 0 || decode > 0 || len(p.Reserved) > 0
+	p.Busy = p.Busy || len(p.Signals) > 0 || len(c.batch) > 0 || len(c.retracted) > 0 || d > 0 || len(p.Reserved) > 0
 	c.recycle()
 	return p
 }
 
 // pricePrefill is the duration of the pass's prefill batch.
 func (c *SGLangCore) pricePrefill() timing.Time {
-	n := len(c.batch)
+	n, isl, prefix := c.prefillShape()
+	return c.cfg.Scale.Prefill(c.cfg.Model, n, isl, prefix)
+}
+
+// prefillShape is the prefill batch's size and its mean sequence end and
+// cached prefix (n 0: nothing to price).
+func (c *SGLangCore) prefillShape() (n, isl, prefix int) {
+	n = len(c.batch)
 	if n == 0 || c.cfg.Decode { // a decode worker's recompute is free
-		return 0
+		return 0, 0, 0
 	}
 	sumEnd, sumPrefix := 0, 0
 	for _, r := range c.batch {
 		sumEnd += r.computed
 		sumPrefix += r.passPrefix
 	}
-	return c.cfg.Scale.Prefill(c.cfg.Model, n, sumEnd/n, sumPrefix/n)
+	return n, sumEnd / n, sumPrefix / n
 }
 
 // placeBatch moves the prefill batch on: prompts now fully computed run;
@@ -257,6 +281,13 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 	}
 	remTotal := float64((c.pool.Available()*c.page)+c.tree.Evictable()) - reserved
 	remInput, remChunk := c.sg.MaxPrefillTokens, c.sg.ChunkedPrefillSize
+	// The reference chunks a prompt longer than chunked_prefill_size;
+	// SGLang one longer than what is left of it (budgets).
+	chunkAbove := &c.sg.ChunkedPrefillSize
+	if c.sg.Loop != AdditivePass && !c.cfg.Decode {
+		remInput, remChunk = c.budgets()
+		chunkAbove = &remChunk
+	}
 	slots := math.MaxInt
 	if c.cfg.MaxSeqs > 0 {
 		slots = c.cfg.MaxSeqs - len(c.running)
@@ -280,7 +311,7 @@ func (c *SGLangCore) admit(rejected *[]Signal) (oom bool) {
 			continue
 		}
 		chunk := extend
-		if extend > c.sg.ChunkedPrefillSize {
+		if extend > *chunkAbove {
 			if chunk = remChunk / c.page * c.page; chunk <= 0 {
 				break
 			}

@@ -19,7 +19,30 @@ type SGLangConfig struct {
 	ChunkedPrefillSize int     // per-pass chunk budget (8192)
 	ClipMaxNewTokens   int     // cap on the output reserved per request (4096)
 	Conservativeness   float64 // scales the new-token ratio, in [0, 1] (1)
+	// Loop is the shape of a pass (sglang_loop.go). The zero value is the
+	// reference's; core/config sets it from engine.semantics and
+	// scheduler.enable_mixed_chunk.
+	Loop SGLangLoop
 }
+
+// SGLangLoop is the shape of one SGLang pass.
+type SGLangLoop uint8
+
+const (
+	// AdditivePass is the reference mocker's pass: the prefill batch, then
+	// a decode step of every running request (the prompts it completed
+	// included), priced as the sum of the two (mocker.md §3.4;
+	// engine.semantics mocker).
+	AdditivePass SGLangLoop = iota
+	// PrefillFirst is SGLang's scheduler event loop (engine.semantics
+	// real): a pass that can form a new prefill batch runs it alone, the
+	// decode batch waiting, and that forward samples each completed
+	// prompt's first token; otherwise the pass is a decode step.
+	PrefillFirst
+	// MixedChunk is PrefillFirst with SGLang's --enable-mixed-chunk: the
+	// prefill batch and a decode step of the running batch are one forward.
+	MixedChunk
+)
 
 // DefaultSGLang returns the reference defaults.
 func DefaultSGLang() SGLangConfig {
