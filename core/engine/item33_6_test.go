@@ -125,6 +125,7 @@ func TestItem33_6FirstTokenAtPrefillEnd(t *testing.T) {
 			cfg := sgcfg(1, 4096, 64)
 			cfg.Model = timing.Fixed{Prefill: 10, Decode: 1}
 			cfg.SGLang.Loop = PrefillFirst
+			cfg.Watch = 2
 			core := mustSG(t, cfg)
 			d := &rankDriver{t: t, c: core}
 			sgSubmit(t, core, 1, seqTokens(20, 1), 50)
@@ -143,6 +144,14 @@ func TestItem33_6FirstTokenAtPrefillEnd(t *testing.T) {
 				}
 				if first && (p.Signals[0].Cached != 0 || p.End != p.Start+timing.FromMs(10)) {
 					t.Fatalf("first token: %+v at %v, want the first signal at the prefill's end", p.Signals[0], p.End)
+				}
+				// The timeline's view: its chunk, no decode step, a batch of one.
+				chunk := 64
+				if i == c.chunks {
+					chunk = c.prompt - (c.chunks-1)*64
+				}
+				if w := p.Watched; w == nil || w.PrefillTokens != chunk || w.DecodeTokens != 0 || w.Batch != 1 {
+					t.Fatalf("chunk %d: watched %+v, want %d prefill tokens, no decode, batch 1", i, p.Watched, chunk)
 				}
 			}
 			if s := seen(d.step()); s.decodes != 2 || len(s.tokens) != 2 {

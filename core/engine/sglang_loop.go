@@ -136,3 +136,46 @@ func (c *SGLangCore) sample() {
 		c.running = slices.DeleteFunc(c.running, func(r *seq) bool { return r.done })
 	}
 }
+
+// watchPass fills p.Watched for the watched request: its prefill chunk, its
+// decode tokens (the signals it got) and a retraction. Only runs that
+// watch a request pay for the scan.
+func (c *SGLangCore) watchPass(p *Pass) {
+	var w Watched
+	loop := c.sg.Loop != AdditivePass && !c.cfg.Decode
+	for _, s := range p.Signals {
+		if s.ID == c.cfg.Watch && s.HasToken {
+			w.In = true
+			w.DecodeTokens++
+		}
+	}
+	for _, r := range c.batch {
+		if r.id == c.cfg.Watch {
+			// A prompt completed here has decoded too (or, under the real
+			// loop, had its prefill sample a token): those tokens are
+			// materialized but not part of the chunk.
+			w.In, w.PrefillTokens = true, r.computed-r.passPrefix-w.DecodeTokens
+			if loop {
+				w.DecodeTokens = 0 // no decode step: the prefill sampled it (sample)
+			}
+		}
+	}
+	for _, r := range c.retracted {
+		w.Preempted = w.Preempted || r.id == c.cfg.Watch
+	}
+	if !w.In && !w.Preempted {
+		return
+	}
+	if w.In {
+		// The decodes, and the chunks still short of their prompt (a
+		// prompt that completed decodes in the same pass, but under the
+		// real loop).
+		w.Batch = p.FPM.DecodeRequests
+		for _, r := range c.batch {
+			if loop || r.computed < r.length {
+				w.Batch++
+			}
+		}
+	}
+	c.watch(w)
+}
