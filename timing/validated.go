@@ -13,4 +13,8 @@ var validated = []SourceValidation{
 	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 429, TPOTPct: 11.8, TTFTPct: 70.4, HeldOutPoints: 357, HeldOutTPOTPct: 11.6, HeldOutTTFTPct: 71.3},
 	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 219, TPOTPct: 9.7, TTFTPct: 54.2, HeldOutPoints: 114, HeldOutTPOTPct: 17.8, HeldOutTTFTPct: 64.6},
 	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 5.2, TTFTPct: 3.9, HeldOutPoints: 12, HeldOutTPOTPct: 6, HeldOutTTFTPct: 6},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 144, TPOTPct: 8.7, TTFTPct: 8.4},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 6.5, TTFTPct: 29.7},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 72, TPOTPct: 12.1, TTFTPct: 7.2},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 105, TPOTPct: 8.2, TTFTPct: 12.3},
 }

@@ -25,12 +25,19 @@ func Generate() (Files, error) {
 	if err != nil {
 		return Files{}, err
 	}
+	var imax []Point
+	for _, p := range pts {
+		if IsIMAX(p) {
+			imax = append(imax, p)
+		}
+	}
 	rs := RunAll(pts)
+	im := runAll(imax, IMAXConfig)
 	bl := make([]BLISResult, len(runs))
 	for i, r := range runs {
 		bl[i] = RunBLIS(r)
 	}
-	srcs := sources(rs, bl)
+	srcs := append(sources(rs, bl), imaxSource(im))
 	src, err := format.Source([]byte(badges(srcs)))
 	if err != nil {
 		return Files{}, fmt.Errorf("validated.go: %w", err)

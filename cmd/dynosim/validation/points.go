@@ -6,7 +6,8 @@
 // The measurements are AIConfigurator's silicon_sample.csv (fixed-concurrency
 // runs with fixed ISL/OSL; testdata/aic_silicon_dense.csv holds its rows for
 // the dense models our catalog prices, byte-identical) and BLIS's 15 H100
-// open-loop runs (blis.go).
+// open-loop runs (blis.go). The Llama-3.1-70B rows are InferenceMAX's and
+// are also replayed with its published protocol (inferencemax.go).
 package validation
 
 import (
@@ -24,6 +25,7 @@ var aicCSV []byte
 // Point is one measured serving point at fixed concurrency.
 type Point struct {
 	ID          string
+	Provenance  string // silicon_data_source: the measurement's origin (source_file, model, measured date)
 	Model       string // our catalog name
 	Checkpoint  string // the measured model_path
 	GPU         string // our catalog name
@@ -67,7 +69,7 @@ func parseAIC(name string, data []byte) ([]Point, error) {
 	for i, h := range head {
 		col[h] = i
 	}
-	for _, k := range []string{"id", "backend", "backend_version", "model_path", "system", "precision", "gemm_quant_mode", "isl", "osl", "batch_size", "tp_size", "silicon_ttft_ms", "silicon_tpot_ms"} {
+	for _, k := range []string{"id", "silicon_data_source", "backend", "backend_version", "model_path", "system", "precision", "gemm_quant_mode", "isl", "osl", "batch_size", "tp_size", "silicon_ttft_ms", "silicon_tpot_ms"} {
 		if _, ok := col[k]; !ok {
 			return nil, fmt.Errorf("%s: no column %q", name, k)
 		}
@@ -90,7 +92,7 @@ func parseAIC(name string, data []byte) ([]Point, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: system: %q is not in the catalog", name, line, get("system"))
 		}
-		p := Point{ID: get("id"), Model: ck.model, Checkpoint: get("model_path"), GPU: gpu,
+		p := Point{ID: get("id"), Provenance: get("silicon_data_source"), Model: ck.model, Checkpoint: get("model_path"), GPU: gpu,
 			Backend: get("backend"), Version: get("backend_version"), DType: ck.dtype}
 		switch q := get("precision"); q {
 		case "":

@@ -106,9 +106,12 @@ func rampUp(p Point) float64 {
 // out each client's first request (the warm-up, started on the ramp: in
 // a closed loop the first Concurrency requests released). Every row's
 // OSL is ≥ 2, so every measured request has a TPOT.
-func Run(p Point) Result {
+func Run(p Point) Result { return runYAML(p, Config(p)) }
+
+// runYAML predicts p from the run config yaml (Config, IMAXConfig).
+func runYAML(p Point, yaml string) Result {
 	res := Result{Point: p}
-	rep, err := sim.Predict(sim.Inputs{Config: []byte(Config(p)), ConfigName: p.ID + ".yaml"}, nil)
+	rep, err := sim.Predict(sim.Inputs{Config: []byte(yaml), ConfigName: p.ID + ".yaml"}, nil)
 	if err != nil {
 		res.Err = err
 		return res
@@ -123,14 +126,17 @@ func Run(p Point) Result {
 }
 
 // RunAll predicts every point on all cores; results keep the points' order.
-func RunAll(points []Point) []Result {
+func RunAll(points []Point) []Result { return runAll(points, Config) }
+
+// runAll predicts every point from the config cfg gives it.
+func runAll(points []Point, cfg func(Point) string) []Result {
 	out := make([]Result, len(points))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = Run(points[i])
+				out[i] = runYAML(points[i], cfg(points[i]))
 			}
 		})
 	}

@@ -31,6 +31,7 @@ type Source struct {
 	Protocol string // what the badge calls a point: "fixed-concurrency points" | "open-loop runs"
 	Gate     string // the bar TestValidationDoc holds it to ("": reported, not gated)
 	Split    string // how the held-out part was chosen
+	About    string // the replay protocol, in the doc under the source's heading ("": none)
 	points   []scored
 }
 
@@ -189,6 +190,9 @@ func sourcesMarkdown(b *strings.Builder, srcs []Source) {
 			gate = "gated: " + s.Gate
 		}
 		w("\n### %s (%s)\n\n%s; held out %s.\n\n", s.Name, s.Protocol, gate, s.Split)
+		if s.About != "" {
+			w("%s\n\n", s.About)
+		}
 		w("| part | GPU family | engine | points | TPOT median | TPOT p90 | TTFT median | TTFT p90 | E2E median | E2E p90 |\n")
 		w("| --- | --- | --- | --: | --: | --: | --: | --: | --: | --: |\n")
 		for _, part := range []struct {

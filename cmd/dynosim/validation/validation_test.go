@@ -45,6 +45,9 @@ func TestValidationDoc(t *testing.T) {
 	if h := src["BLIS H100 runs"].HeldOut; !src["BLIS H100 runs"].Gated || h.Points < 12 || *h.MedianAbsError.TTFT > 10 || *h.MedianAbsError.TPOT > 10 {
 		t.Errorf("open-loop runs: %d held out, median TTFT error %.1f %%, ITL %.1f %%, want ≥ 12 runs within 10 %%", h.Points, *h.MedianAbsError.TTFT, *h.MedianAbsError.TPOT)
 	}
+	if s := src[IMAXSource]; !s.Gated || s.Points != 441 || *s.MedianAbsError.TTFT > 15 || *s.MedianAbsError.TPOT > 9 {
+		t.Errorf("InferenceMAX: %d points, median TTFT error %.1f %%, TPOT %.1f %%, want 441 within 15 %% and 9 %%", s.Points, *s.MedianAbsError.TTFT, *s.MedianAbsError.TPOT)
+	}
 	if err := CompareDoc(f.JSON, f.Doc); err != nil {
 		t.Error(err)
 	}
