@@ -227,51 +227,57 @@ func (p *plan) trtllmOptions(w worker) string {
 	return string(b)
 }
 
-// trtllmDynamoArgs are python -m dynamo.trtllm's arguments.
-func (p *plan) trtllmDynamoArgs(w worker) []string {
-	par, s := w.r.Parallelism, w.r.Scheduler
+// trtllmFlags name the same engine settings in TRT-LLM's two command
+// lines: python -m dynamo.trtllm's dashed flags and trtllm-serve's
+// underscored ones.
+type trtllmFlags struct{ tp, pp, ep, batch, tokens, seqLen, memFrac string }
+
+var (
+	dynamoTRTLLM = trtllmFlags{"--tensor-parallel-size", "--pipeline-parallel-size", "--expert-parallel-size",
+		"--max-batch-size", "--max-num-tokens", "--max-seq-len", "--free-gpu-memory-fraction"}
+	serveTRTLLM = trtllmFlags{"--tp_size", "--pp_size", "--ep_size",
+		"--max_batch_size", "--max_num_tokens", "--max_seq_len", "--kv_cache_free_gpu_memory_fraction"}
+)
+
+// parallel is the worker's parallelism in f's names.
+func (f trtllmFlags) parallel(w worker) []string {
+	par := w.r.Parallelism
 	tp, _ := trtllmParallel(par)
-	a := []string{"--tensor-parallel-size", itoa(tp), "--pipeline-parallel-size", itoa(par.Pipeline)}
+	a := []string{f.tp, itoa(tp), f.pp, itoa(par.Pipeline)}
 	if par.MoEExpert > 1 {
-		a = append(a, "--expert-parallel-size", itoa(par.MoEExpert))
+		a = append(a, f.ep, itoa(par.MoEExpert))
 	}
-	a = append(a, "--kv-block-size", itoa(blockSize("trtllm", &w.r.KVCache)))
+	return a
+}
+
+// limits are the worker's batch, token and length limits and its KV memory
+// fraction (when its pool is sized from memory) in f's names, appended to a.
+func (f trtllmFlags) limits(a []string, w worker) []string {
+	s := w.r.Scheduler
 	if s.MaxSequences > 0 {
-		a = append(a, "--max-batch-size", itoa(s.MaxSequences))
+		a = append(a, f.batch, itoa(s.MaxSequences))
 	}
 	if s.MaxBatchedTokens > 0 {
-		a = append(a, "--max-num-tokens", itoa(s.MaxBatchedTokens))
+		a = append(a, f.tokens, itoa(s.MaxBatchedTokens))
 	}
 	if s.MaxModelLen > 0 {
-		a = append(a, "--max-seq-len", itoa(s.MaxModelLen))
+		a = append(a, f.seqLen, itoa(s.MaxModelLen))
 	}
 	if w.r.KVCache.Capacity.Blocks == 0 {
-		a = append(a, "--free-gpu-memory-fraction", ftoa(w.r.KVCache.Capacity.MemoryFraction))
+		a = append(a, f.memFrac, ftoa(w.r.KVCache.Capacity.MemoryFraction))
 	}
-	return append(a, "--override-engine-args", p.trtllmOptions(w))
+	return a
+}
+
+// trtllmDynamoArgs are python -m dynamo.trtllm's arguments.
+func (p *plan) trtllmDynamoArgs(w worker) []string {
+	a := append(dynamoTRTLLM.parallel(w), "--kv-block-size", itoa(blockSize("trtllm", &w.r.KVCache)))
+	return append(dynamoTRTLLM.limits(a, w), "--override-engine-args", p.trtllmOptions(w))
 }
 
 // trtllmServeArgs are trtllm-serve's arguments but for the options file.
 func (p *plan) trtllmServeArgs(w worker) []string {
-	par, s := w.r.Parallelism, w.r.Scheduler
-	tp, _ := trtllmParallel(par)
-	a := []string{"--backend", "pytorch", "--tp_size", itoa(tp), "--pp_size", itoa(par.Pipeline)}
-	if par.MoEExpert > 1 {
-		a = append(a, "--ep_size", itoa(par.MoEExpert))
-	}
-	if s.MaxSequences > 0 {
-		a = append(a, "--max_batch_size", itoa(s.MaxSequences))
-	}
-	if s.MaxBatchedTokens > 0 {
-		a = append(a, "--max_num_tokens", itoa(s.MaxBatchedTokens))
-	}
-	if s.MaxModelLen > 0 {
-		a = append(a, "--max_seq_len", itoa(s.MaxModelLen))
-	}
-	if w.r.KVCache.Capacity.Blocks == 0 {
-		a = append(a, "--kv_cache_free_gpu_memory_fraction", ftoa(w.r.KVCache.Capacity.MemoryFraction))
-	}
-	return a
+	return serveTRTLLM.limits(append([]string{"--backend", "pytorch"}, serveTRTLLM.parallel(w)...), w)
 }
 
 // dynamoArgs are the worker's python -m dynamo.<backend> arguments after
