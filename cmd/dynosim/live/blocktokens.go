@@ -5,8 +5,8 @@ import "github.com/dynosim/dynosim-web/kv"
 // blockTokens gives a BlockStored event its token_ids (issue 31 item 3).
 // The engine keeps a block's hashes, not its tokens, and offline replay
 // must not pay for keeping them; so the live driver mirrors the engine's
-// hashing of each request's tokens (prompt, then every generated token:
-// kv.Hasher's rule, kv.LocalHash then kv.ChainHash) and remembers the
+// hashing of each request's tokens (prompt, then every generated token,
+// through a kv.Hasher of its own) and remembers the
 // tokens of every full block under its sequence hash, for as long as a
 // request in flight has that block or some worker's published events say
 // it holds it. vLLM's and Dynamo's routers, and llm-d's indexer, hash the
@@ -27,9 +27,8 @@ func newBlockTokens(blockSize int) *blockTokens {
 
 // seqHashes is one request's mirror of the engine's hasher.
 type seqHashes struct {
-	partial []uint32 // the tokens of the trailing partial block
-	last    uint64   // the last full block's sequence hash
-	blocks  []uint64 // the sequence hash of every full block (a reference each)
+	h      kv.Hasher // the engine's rule: its pending tokens are the trailing partial block
+	blocks []uint64  // the sequence hash of every full block (a reference each)
 }
 
 // add appends tokens to q, referencing every block they fill.
@@ -37,24 +36,19 @@ func (t *blockTokens) add(q *seqHashes, tokens ...uint32) {
 	if t == nil || t.bs <= 0 {
 		return
 	}
-	for _, tok := range tokens {
-		q.partial = append(q.partial, tok)
-		if len(q.partial) < t.bs {
-			continue
-		}
-		h := kv.LocalHash(q.partial)
-		if len(q.blocks) > 0 {
-			h = kv.ChainHash(q.last, h)
-		}
-		q.last = h
+	q.h.BlockSize = t.bs
+	// AddOne emits before it clears the full block, so Pending is its tokens.
+	full := func(_, h uint64) {
 		q.blocks = append(q.blocks, h)
 		e := t.m[h]
 		if e == nil {
-			e = &tokenEntry{toks: append([]uint32(nil), q.partial...)}
+			e = &tokenEntry{toks: append([]uint32(nil), q.h.Pending()...)}
 			t.m[h] = e
 		}
 		e.refs++
-		q.partial = q.partial[:0]
+	}
+	for _, tok := range tokens {
+		q.h.AddOne(tok, full)
 	}
 }
 
@@ -66,7 +60,7 @@ func (t *blockTokens) release(q *seqHashes) {
 	for _, h := range q.blocks {
 		t.unref(h)
 	}
-	q.blocks, q.partial = nil, nil
+	q.blocks, q.h = nil, kv.Hasher{}
 }
 
 func (t *blockTokens) unref(h uint64) {
