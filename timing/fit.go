@@ -32,16 +32,23 @@ func (f MemoryFit) Fits() bool { return f.FreeBytes >= 0 }
 // ranks, as the KV heads are). With pipeline > 1 it is the stage whose
 // GPUs have the least memory left (pipelineMemory).
 func (r *Roofline) Memory(blocks, blockSize int) MemoryFit {
+	return r.MemoryReserve(blocks, blockSize, DefaultRuntimeReserveBytes)
+}
+
+// MemoryReserve is Memory with the runtime reserve given (SGLang's pool:
+// SGLangNonTorchBytes, what it keeps for activations and CUDA graphs
+// showing as free).
+func (r *Roofline) MemoryReserve(blocks, blockSize int, reserve float64) MemoryFit {
 	m := r.Model
 	m.WeightBytes = r.weightBytes
 	if r.Par.Pipeline > 1 {
-		return pipelineMemory(r.GPU, m, r.Par, blocks, blockSize)
+		return pipelineMemory(r.GPU, m, r.Par, blocks, blockSize, reserve)
 	}
 	f := MemoryFit{
 		GPUBytes:     r.GPU.MemoryBytes,
 		WeightsBytes: WeightBytesPerGPU(m, r.Par),
 		KVBytes:      float64(blocks) * float64(blockSize) * float64(KVBytesPerToken(r.Model, r.Par.Tensor)),
-		ReserveBytes: DefaultRuntimeReserveBytes,
+		ReserveBytes: reserve,
 	}
 	f.FreeBytes = f.GPUBytes - f.WeightsBytes - f.KVBytes - f.ReserveBytes
 	return f

@@ -111,6 +111,12 @@ const DefaultRuntimeReserveBytes = 2 << 30
 // block of tokens across all the worker's layers; a pipeline deeper than
 // the model's layers is refused (CheckPipeline).
 func EstimateBlocks(g GPUSpec, m ModelSpec, p Parallelism, memoryFraction float64, blockSize int, extraReserveBytes float64) (int, error) {
+	return EstimateBlocksReserve(g, m, p, memoryFraction, blockSize, DefaultRuntimeReserveBytes+max(extraReserveBytes, 0))
+}
+
+// EstimateBlocksReserve is EstimateBlocks with the whole reserve given:
+// SGLang's pool keeps only SGLangNonTorchBytes outside its fraction.
+func EstimateBlocksReserve(g GPUSpec, m ModelSpec, p Parallelism, memoryFraction float64, blockSize int, reserve float64) (int, error) {
 	if !(memoryFraction > 0 && memoryFraction <= 1) {
 		return 0, fmt.Errorf("memory_fraction: must be in (0, 1], got %v", memoryFraction)
 	}
@@ -125,17 +131,17 @@ func EstimateBlocks(g GPUSpec, m ModelSpec, p Parallelism, memoryFraction float6
 		if err := CheckPipeline(m, p); err != nil {
 			return 0, err
 		}
-		return estimatePipelineBlocks(g, m, p, memoryFraction, blockSize, DefaultRuntimeReserveBytes+max(extraReserveBytes, 0))
+		return estimatePipelineBlocks(g, m, p, memoryFraction, blockSize, reserve)
 	}
 	w := WeightBytesPerGPU(m, p)
-	free := g.MemoryBytes*memoryFraction - w - DefaultRuntimeReserveBytes - max(extraReserveBytes, 0)
+	free := g.MemoryBytes*memoryFraction - w - reserve
 	perBlock := float64(blockSize) * float64(KVBytesPerToken(m, p.Tensor))
 	if !(perBlock > 0) {
 		return 0, fmt.Errorf("kv_cache: %s has no KV bytes per token", m.Name)
 	}
 	if free < perBlock {
 		return 0, NotFit("kv_cache: %s does not fit on %s with tensor=%d: weights %.1f GiB/GPU + reserve %.1f GiB exceed %.0f%% of %.1f GiB",
-			m.Name, g.Name, p.Tensor, w/(1<<30), (DefaultRuntimeReserveBytes+max(extraReserveBytes, 0))/(1<<30), 100*memoryFraction, g.MemoryBytes/(1<<30))
+			m.Name, g.Name, p.Tensor, w/(1<<30), reserve/(1<<30), 100*memoryFraction, g.MemoryBytes/(1<<30))
 	}
 	return int(math.Floor(free / perBlock)), nil
 }

@@ -160,10 +160,10 @@ func estimatePipelineBlocks(g GPUSpec, m ModelSpec, p Parallelism, memoryFractio
 
 // pipelineMemory is Memory for Pipeline > 1: the stage with the least
 // memory left is the one reported.
-func pipelineMemory(g GPUSpec, m ModelSpec, p Parallelism, blocks, blockSize int) MemoryFit {
+func pipelineMemory(g GPUSpec, m ModelSpec, p Parallelism, blocks, blockSize int, reserve float64) MemoryFit {
 	var worst MemoryFit
 	for i, f := range stageFits(m, p) {
-		fit := MemoryFit{GPUBytes: g.MemoryBytes, WeightsBytes: f.weights, KVBytes: float64(blocks) * float64(blockSize) * f.kvPerToken, ReserveBytes: DefaultRuntimeReserveBytes}
+		fit := MemoryFit{GPUBytes: g.MemoryBytes, WeightsBytes: f.weights, KVBytes: float64(blocks) * float64(blockSize) * f.kvPerToken, ReserveBytes: reserve}
 		fit.FreeBytes = fit.GPUBytes - fit.WeightsBytes - fit.KVBytes - fit.ReserveBytes
 		if i == 0 || fit.FreeBytes < worst.FreeBytes {
 			worst = fit

@@ -198,6 +198,14 @@ func (r *Roofline) EstimateBlocks(memoryFraction float64, blockSize int, extraRe
 	return EstimateBlocks(r.GPU, m, r.Par, memoryFraction, blockSize, extraReserveBytes)
 }
 
+// EstimateBlocksReserve is EstimateBlocks with the whole reserve given
+// (EstimateBlocksReserve the function).
+func (r *Roofline) EstimateBlocksReserve(memoryFraction float64, blockSize int, reserve float64) (int, error) {
+	m := r.Model
+	m.WeightBytes = r.weightBytes
+	return EstimateBlocksReserve(r.GPU, m, r.Par, memoryFraction, blockSize, reserve)
+}
+
 // touchedExperts is the expected fraction of a layer's routed experts that
 // tokens top-k routed tokens touch, assuming uniform routing.
 func (r *Roofline) touchedExperts(tokens float64) float64 {

@@ -214,6 +214,10 @@ type Capacity struct {
 	Blocks         int     `yaml:"blocks" json:"blocks"`
 	Bytes          int64   `yaml:"bytes" json:"bytes"`
 	MemoryFraction float64 `yaml:"memory_fraction" json:"memory_fraction"`
+	// FractionUnset: Parse found no memory_fraction for the role, so an
+	// engine with its own default (SGLang's mem_fraction_static under
+	// engine.semantics real) uses that instead of MemoryFraction's 0.9.
+	FractionUnset bool `yaml:"-" json:"-"`
 }
 
 // Timing selects the timing source.
@@ -372,8 +376,10 @@ func Parse(name string, data []byte, sets []string) (Config, error) {
 	if err := root.Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("%s: %s", name, yamlMsg(err))
 	}
-	for _, r := range []*Role{&cfg.Engine.Workers.Aggregated, &cfg.Engine.Workers.Prefill, &cfg.Engine.Workers.Decode} {
+	for i, r := range []*Role{&cfg.Engine.Workers.Aggregated, &cfg.Engine.Workers.Prefill, &cfg.Engine.Workers.Decode} {
 		r.resolve()
+		path := "engine.workers." + [...]string{"aggregated", "prefill", "decode"}[i] + ".kv_cache.capacity.memory_fraction"
+		r.KVCache.Capacity.FractionUnset = keyNode(root, path) == nil
 	}
 	cfg.Planner.applyPreset(root) // explicit planner keys win over scaling_policy
 	if err := modeKeys(name, root, cfg.Engine.Mode); err != nil {

@@ -27,7 +27,7 @@ func timingAndCapacity(cfg *config.Config, p string, role *config.Role, in Input
 		return nil, err
 	}
 	ec.Spec.DraftRatio = draftRatio(cfg.Engine.Speculation.Kind, roof.Model)
-	if err := sizePool(p, role, roof, wl, ec); err != nil {
+	if err := sizePool(p, role, roof, wl, ec, sglangPool(cfg)); err != nil {
 		return nil, err
 	}
 	return roof, nil
@@ -160,9 +160,22 @@ func loadProfile(p string, role *config.Role, in Inputs) (*timing.Interpolated, 
 
 // sizePool sets ec.NumBlocks, the G1 pool: sized from GPU memory, from a
 // byte budget or given in blocks.
-func sizePool(p string, role *config.Role, roof *timing.Roofline, wl *workload.Workload, ec *engine.Config) error {
+//
+// Under SGLang's accounting (sglang: backend sglang, engine.semantics
+// real) the fraction is mem_fraction_static, SGLang's own default when the
+// config gives none (timing.SGLangMemFractionStatic: the chunk the
+// deployment renders, the GPU's memory and TP × PP), and the reserve
+// beside it only SGLang's non-torch memory: its activations and CUDA
+// graphs live inside 1 − mem_fraction_static.
+func sizePool(p string, role *config.Role, roof *timing.Roofline, wl *workload.Workload, ec *engine.Config, sglang bool) error {
 	c := role.KVCache.Capacity
 	switch {
+	case c.Type == "default" && sglang:
+		n, err := roof.EstimateBlocksReserve(sglangFraction(role, roof, ec), ec.BlockSize, timing.SGLangNonTorchBytes)
+		if err != nil {
+			return fmt.Errorf("%s.kv_cache.capacity: %w", p, err)
+		}
+		ec.NumBlocks = n
 	case c.Type == "default":
 		n, err := roof.EstimateBlocks(c.MemoryFraction, ec.BlockSize, 0)
 		if err != nil {
@@ -229,6 +242,9 @@ func deployment(cfg *config.Config, r role, in Inputs, roof *timing.Roofline, ec
 		blocks = int(c.Bytes / per)
 	}
 	fit := roof.Memory(blocks, ec.BlockSize)
+	if sglangPool(cfg) {
+		fit = roof.MemoryReserve(blocks, ec.BlockSize, timing.SGLangNonTorchBytes)
+	}
 	kind, profile := timingOf(r.Role, in)
 	d := report.PoolDeployment{
 		Name: r.name, Hardware: roof.GPU.Name, Replicas: r.Parallelism.Replicas, Tensor: roof.Par.Tensor,
@@ -251,4 +267,24 @@ func deployment(cfg *config.Config, r role, in Inputs, roof *timing.Roofline, ec
 		return d, "", timing.NotFit("%s; give fewer %s or capacity type default (sized from memory), or a timing type that ignores the hardware", msg, fewer)
 	}
 	return d, msg + " (the timing ignores the hardware, so the run goes on)", nil
+}
+
+// sglangPool: the run sizes its pools as SGLang does (sizePool).
+func sglangPool(cfg *config.Config) bool {
+	return cfg.Engine.Backend == "sglang" && cfg.Engine.Semantics == "real"
+}
+
+// sglangFraction is the role's mem_fraction_static: as written, else
+// SGLang's default for the deployment (the chunked prefill size it is
+// launched with, max_prefill_tokens when chunking is off; a draft model).
+func sglangFraction(role *config.Role, roof *timing.Roofline, ec *engine.Config) float64 {
+	c := role.KVCache.Capacity
+	if !c.FractionUnset {
+		return c.MemoryFraction
+	}
+	tokens := role.SGLang.MaxPrefillTokens
+	if role.Scheduler.ChunkedPrefill {
+		tokens = role.SGLang.ChunkedPrefillSize
+	}
+	return timing.SGLangMemFractionStatic(roof.GPU.MemoryBytes, roof.Par.Tensor, roof.Par.Pipeline, tokens, ec.Spec.NextN > 0)
 }
