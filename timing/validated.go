@@ -9,7 +9,7 @@ package timing
 var validated = []SourceValidation{
 	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 145, TPOTPct: 8.6, TTFTPct: 54.2, HeldOutPoints: 1, HeldOutTPOTPct: 1.6, HeldOutTTFTPct: 57.9},
 	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 7.4, TTFTPct: 60.2},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 10.3, TTFTPct: 87.8, HeldOutPoints: 130, HeldOutTPOTPct: 10.3, HeldOutTTFTPct: 87.8},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 10.2, TTFTPct: 86.9, HeldOutPoints: 130, HeldOutTPOTPct: 10.2, HeldOutTTFTPct: 86.9},
 	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 429, TPOTPct: 11.8, TTFTPct: 70.4, HeldOutPoints: 357, HeldOutTPOTPct: 11.6, HeldOutTTFTPct: 71.3},
 	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 219, TPOTPct: 9.7, TTFTPct: 54.2, HeldOutPoints: 114, HeldOutTPOTPct: 17.8, HeldOutTTFTPct: 64.6},
 	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 5.2, TTFTPct: 3.9, HeldOutPoints: 12, HeldOutTPOTPct: 6, HeldOutTTFTPct: 6},

@@ -189,7 +189,7 @@ warm-up (` + "`traffic.warmup: {requests: concurrency}`" + `); no prefix reuse (
 that version and GPU: vLLM V1 ` + "`max_num_batched_tokens` 8192, `max_num_seqs`" + ` 1024 (≥ 70 GiB GPUs), async
 scheduling from 0.14 on; SGLang ` + "`chunked_prefill_size`" + ` 8192 (16384 on B200), no request cap, overlap
 scheduler on; TRT-LLM ` + "`max_num_tokens` 8192, `max_batch_size`" + ` 2048, overlap scheduler on; KV cache 0.9 of
-memory, in the model dtype (FP8 for TRT-LLM's quantized checkpoints).
+memory (SGLang: its own ` + "`mem_fraction_static`" + ` default, 0.835 on an H100 at TP1), in the model dtype (FP8 for TRT-LLM's quantized checkpoints).
 
 **Fitted and held out.** Two choices were made on end-to-end data, both on Llama-3.1-70B only: the
 frontend latency (` + "`timing/overhead.go`" + `: 7.5 ms, from BLIS's two Llama-3.1-70B runs) and the client ramp above

@@ -31,7 +31,7 @@ func requests(c int) int { return max(5*c, 40) }
 // class (docs/validation.md lists them).
 func Config(p Point) string {
 	sched := fmt.Sprintf("{max_batched_tokens: %d, max_sequences: %d, async_scheduling: %t}", 8192, 1024, vllmAsync(p.Version)) // vLLM V1 on ≥ 70 GiB GPUs
-	extra := ""
+	extra, capacity := "", "{type: default, memory_fraction: 0.9}"
 	switch p.Backend {
 	case "sglang":
 		// SGLang's server_args: chunked_prefill_size 8192 below 160 GB of
@@ -42,6 +42,7 @@ func Config(p Point) string {
 		}
 		sched = fmt.Sprintf("{max_batched_tokens: %d, max_sequences: 0, async_scheduling: true}", chunk)
 		extra = fmt.Sprintf("\n      sglang: {chunked_prefill_size: %d, max_prefill_tokens: 16384}", chunk)
+		capacity = "{type: default}" // SGLang's own mem_fraction_static (sim's sizePool)
 	case "trtllm":
 		sched = "{max_batched_tokens: 8192, max_sequences: 2048, async_scheduling: true}" // trtllm-serve defaults
 	}
@@ -59,8 +60,8 @@ engine:
     aggregated:
       parallelism: {tensor: %d}
       scheduler: %s%s
-      kv_cache: {prefix_caching: false, dtype: %s, capacity: {type: default, memory_fraction: 0.9}}
-`, p.ISL, p.OSL, p.Concurrency, rampUp(p), requests(p.Concurrency), p.Concurrency, p.Backend, p.Model, p.GPU, p.DType, p.TP, sched, extra, kvDType(p))
+      kv_cache: {prefix_caching: false, dtype: %s, capacity: %s}
+`, p.ISL, p.OSL, p.Concurrency, rampUp(p), requests(p.Concurrency), p.Concurrency, p.Backend, p.Model, p.GPU, p.DType, p.TP, sched, extra, kvDType(p), capacity)
 }
 
 // vllmAsync: vLLM turned async scheduling on by default at the end of its
