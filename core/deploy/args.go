@@ -141,9 +141,13 @@ func (p *plan) sglangArgs(w worker) []string {
 		policy = "fcfs"
 	}
 	a = append(a, "--schedule-policy", policy, "--schedule-conservativeness", ftoa(sg.ScheduleConservativeness))
-	if kv.Capacity.Blocks > 0 {
+	switch {
+	case kv.Capacity.Blocks > 0:
 		a = append(a, "--max-total-tokens", itoa(kv.Capacity.Blocks*bs))
-	} else {
+	case kv.Capacity.FractionUnset && p.cfg.Engine.Semantics == "real":
+		// No memory_fraction: SGLang derives its own mem_fraction_static
+		// from the GPU, as the simulation did (timing.SGLangMemFractionStatic).
+	default:
 		a = append(a, "--mem-fraction-static", ftoa(kv.Capacity.MemoryFraction))
 	}
 	kvd := "auto"

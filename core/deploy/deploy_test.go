@@ -42,7 +42,7 @@ func TestItem32_3Deployable(t *testing.T) {
 			name: "sglang DP",
 			yaml: "engine: {backend: sglang, model: my-private-model, workers: {aggregated: {parallelism: {replicas: 2, tensor: 1, attention_data: 4}, kv_cache: {block_size: 16}}}}\nrouter: {policy: random}",
 			gpus: 8, services: map[string]string{"SGLangWorker": ""},
-			launch:  []string{"--tp 1", "--dp 4", "--page-size 16", "--max-running-requests", "--mem-fraction-static 0.9", "--router-mode random", "sglang.launch_server", "MODEL_PATH"},
+			launch:  []string{"--tp 1", "--dp 4", "--page-size 16", "--max-running-requests", "--router-mode random", "sglang.launch_server", "MODEL_PATH"},
 			dgdArgs: []string{"--dp 4", "--schedule-policy fcfs"},
 		},
 		{
