@@ -10,7 +10,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { startServer, launch, openPage, artifacts, repo, ACTION_MS, VIEWPORTS, atEach } from "./helpers.mjs";
+import { startServer, launch, openPage, runConfigured, artifacts, repo, ACTION_MS, VIEWPORTS, atEach } from "./helpers.mjs";
 
 let srv, browser;
 const defaultYAML = readFileSync(path.join(repo, "internal/defaultconfig/default.yaml"), "utf8");
@@ -39,11 +39,7 @@ after(async () => {
 
 async function runWith(page, config) {
   await tid(page, "config-editor").fill(config);
-  await page.waitForFunction(() => document.querySelector('[data-testid="config-status"]').textContent === "Config is valid.", null, { timeout: ACTION_MS });
-  const n = await page.evaluate(() => document.querySelectorAll('[data-testid="runs"] li').length);
-  await tid(page, "run").click();
-  await page.waitForFunction((n) => /^Done/.test(document.querySelector(".status").textContent) &&
-    document.querySelectorAll('[data-testid="runs"] li').length !== n, n, { timeout: ACTION_MS });
+  await runConfigured(page);
   await page.waitForFunction(() => { const d = window.dynosimLatency.describe(); return d && d.drawn; }, null, { timeout: ACTION_MS });
 }
 
