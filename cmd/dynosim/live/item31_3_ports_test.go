@@ -75,37 +75,59 @@ func TestItem31_3PerWorkerPorts(t *testing.T) {
 		{"clashes with --addr", func() (int, string) { b := freeBase(t, 3); return b, fmt.Sprintf("127.0.0.1:%d", b+1) }, "hold --addr's port", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base, addr := tc.base()
-			ctx, cancel := patience.Context(t)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "live", "-c", cfg, "--addr", addr, "--speedup", "10", "--per-worker-ports", fmt.Sprint(base))
-			stderr, _ := cmd.StderrPipe()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
-			sc := bufio.NewScanner(stderr)
-			var main string
-			workers := map[int]string{}
-			for sc.Scan() {
-				line := sc.Text()
-				if tc.refused != "" {
-					if strings.Contains(line, tc.refused) {
-						return
+			// freeBase's ports are free when it looks, not when the server
+			// binds: another process may take one in between. A bind that
+			// fails with "address already in use" starts over on new ports.
+			var (
+				base    int
+				main    string
+				workers map[int]string
+				stderr  io.ReadCloser
+			)
+			for attempt := 0; ; attempt++ {
+				var addr string
+				base, addr = tc.base()
+				ctx, cancel := patience.Context(t)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, bin, "live", "-c", cfg, "--addr", addr, "--speedup", "10", "--per-worker-ports", fmt.Sprint(base))
+				stderr, _ = cmd.StderrPipe()
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { cmd.Process.Kill(); cmd.Wait() }()
+				sc := bufio.NewScanner(stderr)
+				workers = map[int]string{}
+				busy := false
+				for sc.Scan() {
+					line := sc.Text()
+					if strings.Contains(line, "address already in use") {
+						busy = true
+						break
 					}
-					continue
+					if tc.refused != "" {
+						if strings.Contains(line, tc.refused) {
+							return
+						}
+						continue
+					}
+					if m := regexp.MustCompile(`serving .* on (http://\S+)/v1`).FindStringSubmatch(line); m != nil {
+						main = m[1]
+					}
+					if m := regexp.MustCompile(`worker (\d+) on (http://\S+)/v1`).FindStringSubmatch(line); m != nil {
+						var w int
+						fmt.Sscan(m[1], &w)
+						workers[w] = m[2]
+					}
+					if len(workers) == 3 {
+						break
+					}
 				}
-				if m := regexp.MustCompile(`serving .* on (http://\S+)/v1`).FindStringSubmatch(line); m != nil {
-					main = m[1]
-				}
-				if m := regexp.MustCompile(`worker (\d+) on (http://\S+)/v1`).FindStringSubmatch(line); m != nil {
-					var w int
-					fmt.Sscan(m[1], &w)
-					workers[w] = m[2]
-				}
-				if len(workers) == 3 {
+				if !busy || attempt == 4 {
 					break
 				}
+				t.Logf("attempt %d: a port of %d.. was taken before the server bound it; retrying", attempt, base)
+				cmd.Process.Kill()
+				cmd.Wait()
 			}
 			if tc.refused != "" {
 				t.Fatalf("no refusal naming %q", tc.refused)
