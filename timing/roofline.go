@@ -86,6 +86,9 @@ type Roofline struct {
 	// each price takes a dozen Pow calls. gemm is pure, so the cache
 	// changes no result; a Roofline belongs to one run (not goroutine-safe).
 	memo [gemmMemoSize]gemmMemo
+
+	engine string        // vllm, sglang or trtllm
+	kt     *kernelTables // measured kernel tables, nil: curves only (kerneltables.go)
 }
 
 const gemmMemoSize = 1024 // a power of two
@@ -129,6 +132,9 @@ func NewRoofline(spec RooflineSpec) (*Roofline, error) {
 	if r.overhead, err = EngineOverhead(spec.Engine); err != nil {
 		return nil, err
 	}
+	if spec.Engine != "" {
+		r.engine = spec.Engine
+	}
 	return r, nil
 }
 
@@ -148,7 +154,7 @@ func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType str
 	if m.IsMoE() && m.Experts%par.MoEExpert != 0 {
 		return nil, fmt.Errorf("parallelism: moe_expert %d does not divide %d experts", par.MoEExpert, m.Experts)
 	}
-	r := &Roofline{Model: m, GPU: g, Par: par, curves: CurvesFor(g.Name).Fast()}
+	r := &Roofline{Model: m, GPU: g, Par: par, curves: CurvesFor(g.Name).Fast(), engine: "vllm"}
 	r.overhead, _ = EngineOverhead("")
 	switch strings.ToLower(dtype) {
 	case "":
@@ -265,10 +271,18 @@ func (r *Roofline) gemm(tokens, outTokens float64) float64 {
 
 func (r *Roofline) gemmMs(tokens, outTokens float64) float64 {
 	var ms float64
-	for _, k := range r.kernels {
+	for i, k := range r.kernels {
+		if r.kt != nil && r.kt.gemm[i] != nil {
+			ms += k.count * r.tableGEMMMs(r.kt.gemm[i], tokens)
+			continue
+		}
 		ms += k.count * r.curves.GEMMMs(tokens, k.n, k.k, r.weightBytes, r.GPU)
 	}
-	ms += r.curves.GEMMMs(outTokens, r.lmHead.n, r.lmHead.k, 2, r.GPU)
+	if r.kt != nil && r.kt.lmHead != nil {
+		ms += r.tableGEMMMs(r.kt.lmHead, outTokens)
+	} else {
+		ms += r.curves.GEMMMs(outTokens, r.lmHead.n, r.lmHead.k, 2, r.GPU)
+	}
 	if m := &r.Model; m.IsMoE() {
 		// Routed experts: a grouped GEMM per projection reads the experts
 		// the batch touches and computes every token's top-k of them.
@@ -285,6 +299,9 @@ func (r *Roofline) gemmMs(tokens, outTokens float64) float64 {
 // attention prices attention over kvTokens cached tokens read, pairs
 // (query, key) pairs computed and batch sequences of seq tokens each.
 func (r *Roofline) attention(kvTokens, pairs, batch, seq float64, decode bool) float64 {
+	if ms, ok := r.tableAttentionMs(kvTokens, pairs, batch, seq, decode); ok {
+		return ms
+	}
 	m := &r.Model
 	heads := float64((m.Heads + r.Par.Tensor - 1) / r.Par.Tensor)
 	layers := float64(m.Layers)

@@ -1,0 +1,58 @@
+// Package kerneldata embeds the compiled kernel tables (timing/kernels;
+// provenance and licence in README.md and LICENSE beside them). Only
+// front ends that ship the tables inside their binary import it (the CLI);
+// the page and the Worker fetch the same files instead, which keeps them
+// out of the size-budgeted wasm.
+package kerneldata
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+)
+
+//go:embed *.json.gz
+var files embed.FS
+
+// FileName is the table file of gpu (timing.KernelTableGPU) under engine.
+func FileName(gpu, engine string) string { return gpu + "-" + engine + ".json.gz" }
+
+// Table returns the uncompressed table of gpu under engine; ok is false
+// when none was compiled.
+func Table(gpu, engine string) (b []byte, ok bool, err error) {
+	z, err := files.ReadFile(FileName(gpu, engine))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	b, err = Gunzip(z)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %v", FileName(gpu, engine), err)
+	}
+	return b, true, nil
+}
+
+// Gunzip decompresses one table file.
+func Gunzip(z []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
+}
+
+// Names lists the embedded table files.
+func Names() []string {
+	es, _ := files.ReadDir(".")
+	var ns []string
+	for _, e := range es {
+		ns = append(ns, e.Name())
+	}
+	return ns
+}

@@ -1,0 +1,231 @@
+// Package kernels holds measured kernel tables compiled from
+// AIConfigurator's performance database (github.com/ai-dynamo/aiconfigurator,
+// Apache-2.0) for the shapes of the timing catalog's models, one table per
+// (GPU, engine), and interpolates them the way AIConfigurator does.
+//
+// A table is a JSON document (data/<gpu>-<engine>.json, written by
+// tools/aictables) that names its provenance: repository, commit, licence,
+// and per source table the parquet path, git blob and engine version. The
+// package does no I/O: a front end hands it the bytes (the CLI embeds them,
+// the page fetches them), so every front end prices with the same numbers.
+//
+// Interpolation, after AIConfigurator's perf_interp (aic-core/rust/
+// aiconfigurator-core/src/perf_database/perf_interp.rs, described here in
+// our own words):
+//   - GEMM: each collected (n, k) owns a latency curve over m (tokens). A
+//     query between two measured m is a straight line between them; beyond
+//     the last measured m the utilisation (speed-of-light time over measured
+//     time) of the last three points (their median) is held, so the
+//     latency grows with the speed-of-light time. An (n, k) AIC did not
+//     collect is transferred from the (at most four) nearest collected
+//     sites within two octaves in log2(n), log2(k), weighting each site's
+//     utilisation by 1/distance²; tools/aictables does that once at
+//     compile time for every m, so a table row is already the model's
+//     exact shape.
+//   - Context attention: a grid over (sequence length, batch) at fixed
+//     heads, KV heads and head size. Along batch the latency is blended
+//     linearly; along sequence length its square root is (attention grows
+//     with the square of the sequence). Outside the grid the boundary
+//     point's utilisation is held (speed of light taken as the FLOPs,
+//     ∝ batch·seq²). A cached prefix scales the full-sequence latency by
+//     (seq² − prefix²)/seq², as AIC's operator does (the caller's job).
+//   - Generation attention: a grid over (batch, KV length), blended
+//     linearly on both axes, each query averaged over five KV lengths
+//     spread ±10 % around it (AIC's smoothing of a decode batch's drifting
+//     lengths); outside the grid the boundary utilisation is held (speed
+//     of light taken as the KV bytes, ∝ batch·length).
+//
+// Differences from AIC, all deliberate: speed of light uses the timing
+// catalog's peak FLOPS and bandwidth (written into the table) rather than
+// AIC's system files; grid extrapolation holds the one nearest boundary
+// point instead of AIC's four-leaf Shepard blend.
+package kernels
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// Format is the table format version this package reads.
+const Format = 1
+
+// Table is one (GPU, engine) kernel table.
+type Table struct {
+	Format     int        `json:"format"`
+	GPU        string     `json:"gpu"`        // timing catalog name, e.g. "h100_sxm"
+	AICSystem  string     `json:"aic_system"` // AIC's system directory, e.g. "h100_sxm"
+	Engine     string     `json:"engine"`     // vllm, sglang or trtllm
+	Provenance Provenance `json:"provenance"`
+	Peak       Peak       `json:"peak"`
+	GEMM       []GEMM     `json:"gemm"`
+	Context    []Context  `json:"context_attention"`
+	Generation []Gen      `json:"generation_attention"`
+}
+
+// Provenance names where a table's numbers come from.
+type Provenance struct {
+	Repository string   `json:"repository"`
+	Commit     string   `json:"commit"`
+	Licence    string   `json:"licence"`
+	Notice     string   `json:"notice"`
+	Sources    []Source `json:"sources"`
+}
+
+// Source is one parquet file a table was compiled from.
+type Source struct {
+	Table   string `json:"table"`   // gemm_perf, context_attention_perf, …
+	Path    string `json:"path"`    // relative to the repository root
+	Blob    string `json:"blob"`    // git blob id
+	Version string `json:"version"` // engine version directory read
+}
+
+// Peak is the speed of light the extrapolations use (the timing catalog's
+// numbers for the GPU).
+type Peak struct {
+	BF16FLOPS float64 `json:"bf16_flops"`
+	FP8FLOPS  float64 `json:"fp8_flops"`
+	MemBW     float64 `json:"mem_bw"` // bytes/s
+}
+
+// GEMM is one weight GEMM shape's latency curve over m.
+type GEMM struct {
+	DType string    `json:"dtype"` // bf16 or fp8
+	N     int       `json:"n"`
+	K     int       `json:"k"`
+	Site  string    `json:"site"` // "measured" or "transferred" (IDW of neighbours)
+	M     []float64 `json:"m"`
+	Lat   []float64 `json:"ms"` // latency at each M
+}
+
+// Context is context (prefill) attention of one layer at one head
+// configuration: Rows by sequence length, each over batch.
+type Context struct {
+	Heads   int      `json:"heads"` // query heads per GPU
+	KVHeads int      `json:"kv_heads"`
+	HeadDim int      `json:"head_dim"`
+	KVDType string   `json:"kv_dtype"` // bf16 or fp8
+	Rows    []Series `json:"rows"`     // Key = sequence length; X = batch
+}
+
+// Gen is generation (decode) attention of one layer: Rows by batch, each
+// over KV length.
+type Gen struct {
+	Heads   int      `json:"heads"`
+	KVHeads int      `json:"kv_heads"`
+	HeadDim int      `json:"head_dim"`
+	KVDType string   `json:"kv_dtype"`
+	Rows    []Series `json:"rows"` // Key = batch; X = KV length
+}
+
+// Series is one measured row of a grid: latency Ms at each X.
+type Series struct {
+	Key float64   `json:"key"`
+	X   []float64 `json:"x"`
+	Ms  []float64 `json:"ms"`
+}
+
+// Decode parses and checks a table.
+func Decode(b []byte) (*Table, error) {
+	var t Table
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("kernel table: %v", err)
+	}
+	if t.Format != Format {
+		return nil, fmt.Errorf("kernel table: format %d, want %d", t.Format, Format)
+	}
+	if t.Peak.BF16FLOPS <= 0 || t.Peak.MemBW <= 0 {
+		return nil, fmt.Errorf("kernel table %s-%s: peak FLOPS and bandwidth must be > 0", t.GPU, t.Engine)
+	}
+	for i, g := range t.GEMM {
+		if err := checkSeries(g.M, g.Lat); err != nil {
+			return nil, fmt.Errorf("kernel table %s-%s: gemm %d (%dx%d %s): %v", t.GPU, t.Engine, i, g.N, g.K, g.DType, err)
+		}
+	}
+	for i, c := range t.Context {
+		if err := checkRows(c.Rows); err != nil {
+			return nil, fmt.Errorf("kernel table %s-%s: context attention %d: %v", t.GPU, t.Engine, i, err)
+		}
+	}
+	for i, g := range t.Generation {
+		if err := checkRows(g.Rows); err != nil {
+			return nil, fmt.Errorf("kernel table %s-%s: generation attention %d: %v", t.GPU, t.Engine, i, err)
+		}
+	}
+	return &t, nil
+}
+
+func checkRows(rows []Series) error {
+	if len(rows) == 0 {
+		return fmt.Errorf("no rows")
+	}
+	for i, r := range rows {
+		if i > 0 && r.Key <= rows[i-1].Key {
+			return fmt.Errorf("row keys not increasing at %g", r.Key)
+		}
+		if err := checkSeries(r.X, r.Ms); err != nil {
+			return fmt.Errorf("row %g: %v", r.Key, err)
+		}
+	}
+	return nil
+}
+
+func checkSeries(x, ms []float64) error {
+	if len(x) == 0 || len(x) != len(ms) {
+		return fmt.Errorf("%d points, %d latencies", len(x), len(ms))
+	}
+	if !sort.Float64sAreSorted(x) {
+		return fmt.Errorf("points not sorted")
+	}
+	for i := range x {
+		if i > 0 && x[i] == x[i-1] {
+			return fmt.Errorf("duplicate point %g", x[i])
+		}
+		if !(ms[i] > 0) {
+			return fmt.Errorf("latency %g at %g: must be > 0", ms[i], x[i])
+		}
+	}
+	return nil
+}
+
+// Label names the table for reports: "aic vllm 0.24.0 h100_sxm".
+func (t *Table) Label() string {
+	v := ""
+	for _, s := range t.Provenance.Sources {
+		if s.Table == "gemm_perf" {
+			v = " " + s.Version
+		}
+	}
+	return fmt.Sprintf("aic %s%s %s", t.Engine, v, t.AICSystem)
+}
+
+// FindGEMM returns the curve of an (n, k) weight GEMM in dtype, or nil.
+func (t *Table) FindGEMM(dtype string, n, k int) *GEMM {
+	for i := range t.GEMM {
+		if g := &t.GEMM[i]; g.DType == dtype && g.N == n && g.K == k {
+			return g
+		}
+	}
+	return nil
+}
+
+// FindContext returns the context-attention grid of a head layout, or nil.
+func (t *Table) FindContext(heads, kvHeads, headDim int, kvDType string) *Context {
+	for i := range t.Context {
+		if c := &t.Context[i]; c.Heads == heads && c.KVHeads == kvHeads && c.HeadDim == headDim && c.KVDType == kvDType {
+			return c
+		}
+	}
+	return nil
+}
+
+// FindGeneration returns the generation-attention grid of a head layout,
+// or nil.
+func (t *Table) FindGeneration(heads, kvHeads, headDim int, kvDType string) *Gen {
+	for i := range t.Generation {
+		if g := &t.Generation[i]; g.Heads == heads && g.KVHeads == kvHeads && g.HeadDim == headDim && g.KVDType == kvDType {
+			return g
+		}
+	}
+	return nil
+}
