@@ -25,8 +25,8 @@ import (
 type noFeasible struct{ error }
 
 // runRecommend implements `dynosim recommend -c rec.yaml [--set …]
-// [--trace FILE] [--output-dir DIR] [--parallel N] [--remote URL
-// [--remote-timeout D]] [--format table|json]`. --trace is predict's:
+// [--trace FILE] [--output-dir DIR] [--parallel N] [--remote URL[,URL…]
+// (repeatable) [--remote-timeout D]] [--format table|json]`. --trace is predict's:
 // the file replaces traffic.source.paths, read under the same bound and
 // with the same errors. A --remote service that cannot be reached or
 // does not answer ends the search with that error (exit 2, as bad input),
@@ -38,14 +38,15 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 		cfgPath  = fs.String("c", "", "recommend config `FILE` (YAML: a predict config with domains, optimization, optimizer)")
 		trace    = fs.String("trace", "", "trace `FILE` (.jsonl Mooncake, .csv Azure); overrides traffic.source.paths")
 		outDir   = fs.String("output-dir", "", "write recommendation.json, recommendation.csv, recommendations/NNNN.yaml and deploy/NNNN/{launch.sh,dgd.yaml} to `DIR`")
-		parallel = fs.Int("parallel", runtime.NumCPU(), "trials at once (`N`); the ledger is the same whatever N")
-		remote   = fs.String("remote", "", "run each trial on the DynoSim Worker at `URL` (its /v1/predict) instead of locally")
+		parallel = fs.Int("parallel", runtime.NumCPU(), "trials at once (`N`; default the cores, with --remote at least 2 per URL); the ledger is the same whatever N")
 		timeout  = fs.Duration("remote-timeout", defaultRemoteTimeout, "with --remote: give up a trial (every attempt included) after `DURATION`, ending the search")
 		format   = fs.String("format", "table", "output `format`: table or json")
 		quiet    = fs.Bool("quiet", false, "no progress lines on stderr")
 		sets     multiFlag
+		remote   multiFlag
 	)
 	fs.Var(&sets, "set", "override `PATH=VALUE` (VALUE may be a domain; repeatable)")
+	fs.Var(&remote, "remote", "run the trials on the DynoSim Workers at `URL` (their /v1/predict) instead of locally; repeatable or comma-separated: trials spread over the URLs, a failed post is retried on another")
 	fs.StringVar(cfgPath, "config", "", "same as -c")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -64,7 +65,7 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("--parallel: must be ≥ 1, got %d", *parallel)}
 	case *timeout <= 0:
 		return usageError{fmt.Errorf("--remote-timeout: must be > 0, got %v", *timeout)}
-	case *remote == "" && flagSet(fs, "remote-timeout"):
+	case len(remote) == 0 && flagSet(fs, "remote-timeout"):
 		return usageError{errors.New("--remote-timeout: bounds --remote trials; without --remote it does nothing")}
 	}
 	sp, p, dir, in, err := prepareRecommend(*cfgPath, *trace, sets)
@@ -72,8 +73,18 @@ func runRecommend(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var ev recommend.Evaluator = recommend.Local{P: p}
-	if *remote != "" {
-		r, err := newRemote(*remote, in.ConfigName, sp.Base, in, *parallel, *timeout)
+	if len(remote) > 0 {
+		if !flagSet(fs, "parallel") {
+			// A Worker runs one trial at a time (wasm/worker/handler.go
+			// holds a lock around the core); a second in flight per URL
+			// hides the upload and the answer behind the other's run.
+			urls, err := parseRemote(remote)
+			if err != nil {
+				return err
+			}
+			*parallel = max(*parallel, 2*len(urls))
+		}
+		r, err := newRemote(remote, in.ConfigName, sp.Base, in, *parallel, *timeout)
 		if err != nil {
 			return err
 		}

@@ -9,9 +9,8 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"net/url"
+	neturl "net/url"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/dynosim/dynosim-web/core/recommend"
@@ -20,20 +19,24 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// remote evaluates candidates on the DynoSim Worker: each trial is one
-// POST /v1/predict with the base config, the trace and the candidate's
-// sets, so a deployed Worker spreads a sweep over its machines. The Search
-// bounds the concurrency (--parallel); the ledger is the local one, the
-// answers being byte for byte the local reports.
+// remote evaluates candidates on DynoSim Workers: each trial is one POST
+// /v1/predict with the base config, the trace and the candidate's sets, so
+// a deployed Worker spreads a sweep over its machines, and several Worker
+// URLs (--remote repeated or comma-separated) spread it over theirs. The
+// Search bounds the concurrency (--parallel) and orders the ledger by
+// candidate, never by which URL answered first; the answers being byte for
+// byte the local reports, the ledger is the local one.
 //
-// What the service does is bounded, since the URL may be anything: a
-// trial ends at its deadline (--remote-timeout, every attempt included),
-// an answer is read up to maxRemoteAnswer bytes, and a service that
-// cannot be reached or does not answer like a DynoSim Worker is
+// What a service does is bounded, since a URL may be anything: a trial
+// ends at its deadline (--remote-timeout, every attempt included), an
+// answer is read up to maxRemoteAnswer bytes, and a service that cannot be
+// reached or does not answer like a DynoSim Worker is
 // recommend.Unavailable, which ends the search with that error (exit 2)
-// instead of a ledger of failed candidates.
+// instead of a ledger of failed candidates. A trial whose post fails
+// (dropped connection, a proxy's 503) is posted again on another URL when
+// there is one (remote_pool.go).
 type remote struct {
-	url        string // .../v1/predict
+	pool       *endpoints // the Workers' .../v1/predict URLs
 	configName string
 	config     []byte
 	trace      []byte
@@ -58,14 +61,16 @@ const maxRemoteAnswer = 64 << 20
 // message, of which 200 characters are shown).
 const maxRemoteRefusal = 64 << 10
 
-func newRemote(base, configName string, config []byte, in sim.Inputs, parallel int, timeout time.Duration) (*remote, error) {
-	u, err := url.Parse(strings.TrimRight(base, "/"))
-	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, usageError{fmt.Errorf("--remote: want an http(s) URL of a DynoSim Worker, got %q", base)}
+// newRemote evaluates on the Workers at urls (each an http(s) base URL;
+// /v1/predict is added).
+func newRemote(urls []string, configName string, config []byte, in sim.Inputs, parallel int, timeout time.Duration) (*remote, error) {
+	pool, err := newEndpoints(urls)
+	if err != nil {
+		return nil, err
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = parallel
-	r := &remote{url: u.String() + "/v1/predict", configName: configName, config: config,
+	r := &remote{pool: pool, configName: configName, config: config,
 		client: &http.Client{Transport: tr}, timeout: timeout, maxAnswer: maxRemoteAnswer}
 	// The Worker has no file system: the trace goes with every trial.
 	var c struct {
@@ -108,10 +113,10 @@ func (r *remote) Predict(sets []string) (*report.Report, string, error) {
 		mw.WriteField("set", s)
 	}
 	mw.Close()
+	b, header, code, url, err := r.post(body.Bytes(), mw.FormDataContentType())
 	unavailable := func(err error) error {
-		return &recommend.Unavailable{Err: fmt.Errorf("--remote %s: %w", r.url, err)}
+		return &recommend.Unavailable{Err: fmt.Errorf("--remote %s: %w", url, err)}
 	}
-	b, header, code, err := r.post(body.Bytes(), mw.FormDataContentType())
 	switch {
 	case err != nil:
 		return nil, recommend.ReasonRuntime, unavailable(err)
@@ -138,7 +143,9 @@ func (r *remote) Predict(sets []string) (*report.Report, string, error) {
 	return &rep, "", nil
 }
 
-// remoteAttempts bounds how often one trial is posted. A trial is a pure
+// remoteAttempts bounds how often one trial is posted to one URL; with
+// several URLs a trial is posted at most remoteAttempts + URLs − 1 times
+// (endpoints.attempts), every URL at least once. A trial is a pure
 // function of what is posted and the Worker keeps nothing between
 // requests, so posting it again is safe; a busy Worker or a keep-alive
 // connection closed under the client (connection reset, "server closed
@@ -167,32 +174,47 @@ var errAnswerTooLarge = errors.New("answer too large")
 // post sends one trial, again after a transport error or a transient
 // status (never after another HTTP answer, which is the Worker's
 // verdict), all within the trial's deadline, and returns the answer's
-// body, headers and status.
-func (r *remote) post(body []byte, contentType string) ([]byte, http.Header, int, error) {
+// body, headers and status, and the URL that answered (or failed last).
+// Each attempt goes to the URL the pool picks: one this trial has not
+// tried while there is one, so a retry lands on another Worker; only a
+// URL tried already is waited for (k × remoteBackoff before attempt k+1).
+func (r *remote) post(body []byte, contentType string) ([]byte, http.Header, int, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	var err error
-	attempts := 0
-	for attempts < remoteAttempts && ctx.Err() == nil {
-		if attempts > 0 {
+	attempts, url := 0, ""
+	tried := make([]bool, r.pool.len())
+	for attempts < r.pool.attempts() && ctx.Err() == nil {
+		e := r.pool.pick(tried)
+		url = r.pool.url(e)
+		if tried[e] {
 			select {
 			case <-ctx.Done():
+				r.pool.done(e, unjudged)
 				continue
 			case <-time.After(time.Duration(attempts) * remoteBackoff):
 			}
 		}
+		tried[e] = true
 		attempts++
 		var b []byte
 		var header http.Header
 		var code int
-		b, header, code, err = r.attempt(ctx, body, contentType)
+		b, header, code, err = r.attempt(ctx, url, body, contentType)
 		switch {
 		case err == nil && transientStatus(code):
 			err = fmt.Errorf("HTTP %d: %.200s", code, b)
 		case err == nil:
-			return b, header, code, nil
+			r.pool.done(e, answered)
+			return b, header, code, url, nil
 		case errors.Is(err, errAnswerTooLarge):
-			return nil, nil, 0, fmt.Errorf("the answer is over %d MiB, which no DynoSim report is: not a DynoSim Worker's /v1/predict", r.maxAnswer>>20)
+			r.pool.done(e, failed)
+			return nil, nil, 0, url, fmt.Errorf("the answer is over %d MiB, which no DynoSim report is: not a DynoSim Worker's /v1/predict", r.maxAnswer>>20)
+		}
+		if ctx.Err() != nil { // the trial's deadline, not the URL's fault
+			r.pool.done(e, unjudged)
+		} else {
+			r.pool.done(e, failed)
 		}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -200,19 +222,19 @@ func (r *remote) post(body []byte, contentType string) ([]byte, http.Header, int
 		if attempts != 1 {
 			what = fmt.Sprintf("%d attempts", attempts)
 		}
-		return nil, nil, 0, fmt.Errorf("no answer within %v (--remote-timeout; %s)", r.timeout, what)
+		return nil, nil, 0, url, fmt.Errorf("no answer within %v (--remote-timeout; %s)", r.timeout, what)
 	}
-	var ue *url.Error
+	var ue *neturl.Error
 	if errors.As(err, &ue) {
 		err = ue.Err // its text repeats the method and URL
 	}
-	return nil, nil, 0, fmt.Errorf("%d attempts: %w", attempts, err)
+	return nil, nil, 0, url, fmt.Errorf("%d attempts: %w", attempts, err)
 }
 
 // attempt posts the trial once and reads the answer: at most maxAnswer
 // bytes of a 200, maxRemoteRefusal of anything else (cut there).
-func (r *remote) attempt(ctx context.Context, body []byte, contentType string) ([]byte, http.Header, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+func (r *remote) attempt(ctx context.Context, url string, body []byte, contentType string) ([]byte, http.Header, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, 0, err
 	}

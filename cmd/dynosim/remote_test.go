@@ -52,7 +52,7 @@ func TestRemoteRetriesTransportFaults(t *testing.T) {
 				w.Write([]byte(`{}`))
 			}))
 			defer srv.Close()
-			r, err := newRemote(srv.URL, "c.yaml", []byte("traffic: {source: {type: synthetic}}\n"), sim.Inputs{}, 1, time.Minute)
+			r, err := newRemote([]string{srv.URL}, "c.yaml", []byte("traffic: {source: {type: synthetic}}\n"), sim.Inputs{}, 1, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +206,7 @@ func TestItem13RemoteAnswers(t *testing.T) {
 				w.Write([]byte(tc.body))
 			}))
 			defer srv.Close()
-			r, err := newRemote(srv.URL, "c.yaml", []byte("traffic: {source: {type: synthetic}}\n"), sim.Inputs{}, 1, time.Minute)
+			r, err := newRemote([]string{srv.URL}, "c.yaml", []byte("traffic: {source: {type: synthetic}}\n"), sim.Inputs{}, 1, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
