@@ -13,7 +13,7 @@ import path from 'node:path';
 import { root, startWorkerd } from './workerd.mjs';
 
 const GO = process.env.GO || 'go';
-let tmp, base, mf, cli;
+let tmp, base, mf, cli, second;
 
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'dynosim-worker-recommend-'));
@@ -40,6 +40,7 @@ optimization: {target: throughput_per_gpu, constraints: {max_candidate_gpus: 4}}
 
 after(async () => {
   if (mf) await mf.dispose();
+  if (second) await second.mf.dispose();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -61,4 +62,26 @@ test('recommend --remote over a local workerd writes the local ledger', async ()
   const reasons = l.candidates.map((c) => c.reason_category || c.status);
   assert.ok(reasons.includes('kv_capacity') && reasons.includes('gpu_budget') && reasons.includes('feasible'), reasons.join(' '));
   assert.equal(readFileSync(path.join(tmp, 'remote/recommendation.csv'), 'utf8'), readFileSync(path.join(tmp, 'local/recommendation.csv'), 'utf8'));
+});
+
+// Issue 34 item 4 (must show): --parallel 1 and --parallel 4, locally and
+// over two Worker URLs (two workerd instances; --remote repeated, then
+// comma-separated), write byte-identical recommendation.json.
+test('recommend over two Worker URLs writes the local ledger at --parallel 1 and 4', async () => {
+  second = await startWorkerd(path.join(tmp, 'state2'));
+  const runs = [
+    ['local1', '--parallel', '1'],
+    ['local4', '--parallel', '4'],
+    ['two1', '--parallel', '1', '--remote', base, '--remote', second.url],
+    ['two4', '--parallel', '4', '--remote', `${base},${second.url}`],
+  ];
+  for (const [dir, ...args] of runs) {
+    const t0 = performance.now();
+    recommend('--output-dir', dir, ...args);
+    console.log(`${dir}: ${(performance.now() - t0).toFixed(0)} ms`);
+  }
+  const want = readFileSync(path.join(tmp, 'local1/recommendation.json'), 'utf8');
+  for (const [dir] of runs.slice(1)) {
+    assert.equal(readFileSync(path.join(tmp, dir, 'recommendation.json'), 'utf8'), want, `${dir}: recommendation.json differs from local --parallel 1`);
+  }
 });
