@@ -180,7 +180,10 @@ model every prediction uses unless a profile is given.
 aggregated rows for the dense models our catalog prices (Llama-3.1-8B, Llama-3.1-70B, Qwen3-32B) on
 H100, H200 and B200, vendored byte-identical in ` + "`cmd/dynosim/validation/testdata/`" + `. Each is a closed-loop run
 at a fixed concurrency with fixed input and output lengths; we compare the measured mean TTFT and TPOT
-(` + "`silicon_ttft_ms`, `silicon_tpot_ms`" + `).
+(` + "`silicon_ttft_ms`, `silicon_tpot_ms`" + `). Two more sources are reported, not gated, and stay out of the timing badge: the same file's
+non-InferenceMAX rows replayed with AIConfigurator's own aiperf recipe, and NVIDIA's MLPerf Inference v4.1
+Llama-2-70B Server results (mlcommons/inference_results_v4.1 @ 198fc467, Apache-2.0); their sections below
+say how each is replayed.
 
 **How a point is replayed.** ` + "`traffic.load: {type: concurrency}`" + ` with the row's concurrency, the clients'
 starts spread over one request's expected life (` + "`ramp_up_seconds`" + `) so the replay measures a long benchmark's

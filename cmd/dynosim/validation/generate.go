@@ -42,6 +42,11 @@ func Generate() (Files, error) {
 	if err != nil {
 		return Files{}, fmt.Errorf("validated.go: %w", err)
 	}
+	reported, err := reportedSources()
+	if err != nil {
+		return Files{}, err
+	}
+	srcs = append(srcs, reported...)
 	js, err := JSON(srcs)
 	if err != nil {
 		return Files{}, err
