@@ -1,0 +1,79 @@
+// Issue 34 item 3 (must show): the page's recommend on the 16-candidate
+// search of docs/recommend.md (the CLI's sample, 1,000 conversation
+// requests; replicas 2/4/6/8 × max_batched_tokens 4096/8192 × round_robin
+// / kv_router), timed in Chromium on 1 trial Web Worker and on all of them
+// (dynosim.poolSize(): navigator.hardwareConcurrency, 2–8), interleaved;
+// every run's recommendation.json is the CLI's, byte for byte.
+//
+//   RUNS=8 DYNOSIM_BIN=bin/dynosim CHROMIUM=/usr/bin/chromium node --test ui/test/item34-recommend-pool.test.mjs
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, readFileSync, copyFileSync, rmSync } from "node:fs";
+import os, { tmpdir } from "node:os";
+import path from "node:path";
+import { startServer, launch, openPage, artifacts, bin, repo, ACTION_MS } from "./helpers.mjs";
+
+const SEARCH16 = `traffic:
+  source: {type: trace, paths: [conversation_trace.jsonl]}
+engine:
+  workers:
+    aggregated:
+      parallelism: {replicas: {choices: [2, 4, 6, 8]}}
+      scheduler: {max_batched_tokens: {choices: [4096, 8192]}}
+      timing: {type: polynomial}
+router: {policy: {choices: [round_robin, kv_router]}}
+evaluation: {sla: {ttft_ms: 2000, itl_ms: 50}}
+optimization: {target: goodput_per_gpu}
+`;
+
+const RUNS = Number(process.env.RUNS || 2);
+let server, browser, page;
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+  page = await openPage(browser.context, server.url);
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const median = (xs) => { const s = xs.slice().sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+
+test("issue 34 item 3: the page's 16-candidate recommend on 1 and on all Web Workers, the CLI's ledger", { timeout: 3600_000 }, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "dynosim-rec16-"));
+  let want;
+  try {
+    copyFileSync(path.join(repo, "cmd/dynosim/sample.jsonl"), path.join(dir, "conversation_trace.jsonl"));
+    writeFileSync(path.join(dir, "recommend.yaml"), SEARCH16);
+    execFileSync(bin, ["recommend", "-c", path.join(dir, "recommend.yaml"), "--output-dir", path.join(dir, "out"), "--quiet", "--parallel", "1"], { stdio: "pipe" });
+    want = readFileSync(path.join(dir, "out", "recommendation.json"), "utf8");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const trace = readFileSync(path.join(repo, "cmd/dynosim/sample.jsonl"), "utf8");
+  page.setDefaultTimeout(ACTION_MS);
+  const out = await page.evaluate(async ({ config, trace, runs }) => {
+    const opts = (n) => ({ config, configName: "recommend.yaml", trace: new Blob([trace]), traceName: "conversation_trace.jsonl", workers: n });
+    const n = window.dynosim.poolSize();
+    await window.dynosim.recommend(opts(n)); // warm every worker (its wasm tiers up)
+    const t = { n, hw: navigator.hardwareConcurrency, one: [], all: [], json: new Set(), inflight: [] };
+    for (let i = 0; i < runs; i++) {
+      for (const k of i % 2 ? [n, 1] : [1, n]) {
+        const r = await window.dynosim.recommend(opts(k));
+        (k === 1 ? t.one : t.all).push(r.wallMs);
+        t.json.add(r.json);
+        if (k === n) t.inflight.push(r.maxInFlight);
+      }
+    }
+    return { ...t, json: [...t.json] };
+  }, { config: SEARCH16, trace, runs: RUNS });
+  const line = `page recommend, 16 candidates: 1 worker median ${median(out.one).toFixed(0)} ms, ${out.n} workers (hardwareConcurrency ${out.hw}) median ${median(out.all).toFixed(0)} ms ` +
+    `(ratio ${(median(out.all) / median(out.one)).toFixed(2)}), ${RUNS} interleaved pairs, load ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`;
+  console.log(line);
+  writeFileSync(path.join(artifacts, "item34-recommend-pool.json"), JSON.stringify({ ...out, json: undefined, line }, null, 2));
+  assert.equal(out.json.length, 1, "the ledger depends on the number of Web Workers");
+  assert.equal(out.json[0], want, "the page's recommendation.json differs from the CLI's");
+  assert.ok(out.n >= 2 && Math.max(...out.inflight) >= 2, "the trials did not overlap");
+});
