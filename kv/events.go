@@ -67,16 +67,62 @@ type Event struct {
 // (over the native or the lineage pool) or an SGLang PagePool, which are the
 // only builders of events. Ids start at 0 and increase by one per event; the
 // driver drains the buffer after every pass.
+//
+// The events, their blocks and their removed hashes are carved from chunks
+// (arenas) that the log fills in order and never writes again once a slice
+// of them is handed out: a Drain hands out capacity-capped slices, so a
+// reader that keeps or appends to them is safe, and a replay makes a few
+// allocations per thousand events instead of one or two per event (issue
+// 34 item 2: event slices were the KV router replay's largest allocator).
 type EventLog struct {
 	DPRank int
 	next   uint64
 	Events []Event
+	blocks []StoredBlock // arena of Stored events' blocks; the open run is its tail
+	hashes []uint64      // arena of Removed events' hashes
 }
 
+// Chunk sizes: events, blocks and hashes per arena allocation (a chunk is
+// larger when one run needs it).
+const (
+	eventChunk = 256
+	blockChunk = 4096
+	hashChunk  = 4096
+)
+
 func (l *EventLog) add(kind EventKind) *Event {
+	if len(l.Events) == cap(l.Events) {
+		ev := make([]Event, len(l.Events), max(eventChunk, 2*len(l.Events)))
+		copy(ev, l.Events)
+		l.Events = ev
+	}
 	l.Events = append(l.Events, Event{ID: l.next, DPRank: l.DPRank, Kind: kind})
 	l.next++
 	return &l.Events[len(l.Events)-1]
+}
+
+// appendBlock appends b to ev.Blocks, which is empty or the tail of the
+// blocks arena (no other event is added while a run is open).
+func (l *EventLog) appendBlock(ev *Event, b StoredBlock) {
+	n := len(ev.Blocks)
+	if len(l.blocks) == cap(l.blocks) {
+		// The open run moves to a new chunk; the old one keeps what was
+		// handed out.
+		l.blocks = append(make([]StoredBlock, 0, max(blockChunk, 2*(n+1))), ev.Blocks...)
+	}
+	l.blocks = append(l.blocks, b)
+	end := len(l.blocks)
+	ev.Blocks = l.blocks[end-n-1 : end : end]
+}
+
+// hashRun copies hashes into the hashes arena.
+func (l *EventLog) hashRun(hashes []uint64) []uint64 {
+	if cap(l.hashes)-len(l.hashes) < len(hashes) {
+		l.hashes = make([]uint64, 0, max(hashChunk, len(hashes)))
+	}
+	start := len(l.hashes)
+	l.hashes = append(l.hashes, hashes...)
+	return l.hashes[start:len(l.hashes):len(l.hashes)]
 }
 
 // stored adds block i of seq, with local hash local, to the open Stored event
@@ -91,7 +137,7 @@ func (l *EventLog) stored(ev *Event, seq []uint64, i int, local uint64) *Event {
 			ev.Parent, ev.HasParent = seq[i-1], true
 		}
 	}
-	ev.Blocks = append(ev.Blocks, StoredBlock{BlockHash: seq[i], TokensHash: local})
+	l.appendBlock(ev, StoredBlock{BlockHash: seq[i], TokensHash: local})
 	return ev
 }
 
@@ -103,14 +149,18 @@ func (l *EventLog) removed(hashes []uint64) []uint64 {
 		return hashes
 	}
 	ev := l.add(Removed)
-	ev.Removed = append(ev.Removed, hashes...)
+	ev.Removed = l.hashRun(hashes)
 	return hashes[:0]
 }
 
 // Drain returns the buffered events and empties the buffer.
 func (l *EventLog) Drain() []Event {
-	ev := l.Events
-	l.Events = nil
+	n := len(l.Events)
+	if n == 0 {
+		return nil
+	}
+	ev := l.Events[:n:n]
+	l.Events = l.Events[n:] // the chunk's rest, beyond ev's capacity
 	return ev
 }
 
@@ -124,7 +174,7 @@ func (l *EventLog) StoredIn(tier Tier, hashes []uint64) {
 	ev := l.add(Stored)
 	ev.Tier = tier
 	for _, h := range hashes {
-		ev.Blocks = append(ev.Blocks, StoredBlock{BlockHash: h})
+		l.appendBlock(ev, StoredBlock{BlockHash: h})
 	}
 }
 
@@ -135,5 +185,5 @@ func (l *EventLog) RemovedIn(tier Tier, hashes []uint64) {
 	}
 	ev := l.add(Removed)
 	ev.Tier = tier
-	ev.Removed = append(ev.Removed, hashes...)
+	ev.Removed = l.hashRun(hashes)
 }

@@ -3,7 +3,6 @@ package router
 import (
 	"fmt"
 
-	"github.com/dynosim/dynosim-web/internal/idmap"
 	"github.com/dynosim/dynosim-web/kv"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -40,11 +39,13 @@ type Indexer struct {
 	free       int32
 }
 
-// rankSet is the index of one (worker, DP rank). Its map's value is
-// node<<1 | stored: node is the remembered hash's ttlNode (index + 1, 0 if
-// not remembered), stored tells that events stored the hash.
+// rankSet is the index of one (worker, DP rank). Its table's index value
+// (ix) is node<<1 | stored: node is the remembered hash's ttlNode (index +
+// 1, 0 if not remembered), stored tells that events stored the hash. The
+// same table counts the KV router's active sequences holding each hash
+// (blocktable.go).
 type rankSet struct {
-	m      idmap.Map
+	t      blockTable
 	nextID uint64 // the next event id expected
 }
 
@@ -140,29 +141,23 @@ func (ix *Indexer) Apply(worker int, events []kv.Event) error {
 		switch ev.Kind {
 		case kv.Stored:
 			if ev.HasParent {
-				if v, ok := rs.m.Get(ev.Parent); !ok || v&1 == 0 {
+				if rs.t.ixOf(ev.Parent)&1 == 0 {
 					fail(ev, "parent %#x not stored", ev.Parent)
 				}
 			}
 			for _, b := range ev.Blocks {
-				v, ok := rs.m.GetOrPut(b.BlockHash, 1)
-				if ok {
-					if v&1 != 0 {
-						fail(ev, "block %#x stored twice", b.BlockHash)
-					}
-					rs.m.Put(b.BlockHash, v|1)
+				v := rs.t.ixOf(b.BlockHash)
+				if v&1 != 0 {
+					fail(ev, "block %#x stored twice", b.BlockHash)
 				}
+				rs.t.setIx(b.BlockHash, v|1)
 			}
 		case kv.Removed:
 			for _, h := range ev.Removed {
-				v, ok := rs.m.Get(h)
-				switch {
-				case !ok || v&1 == 0:
+				if v := rs.t.ixOf(h); v&1 == 0 {
 					fail(ev, "removed block %#x not stored", h)
-				case v == 1:
-					rs.m.Delete(h)
-				default:
-					rs.m.Put(h, v&^1)
+				} else {
+					rs.t.setIx(h, v&^1) // 0: no longer indexed
 				}
 			}
 		default:
@@ -181,7 +176,7 @@ func (ix *Indexer) Overlap(worker, rank int, hashes []uint64) int {
 		return 0
 	}
 	for i, h := range hashes {
-		if _, ok := rs.m.Get(h); !ok {
+		if rs.t.ixOf(h) == 0 {
 			return i
 		}
 	}
@@ -191,7 +186,7 @@ func (ix *Indexer) Overlap(worker, rank int, hashes []uint64) int {
 // Len is the number of hashes present on (worker, rank).
 func (ix *Indexer) Len(worker, rank int) int {
 	if rs := ix.set(worker, rank); rs != nil {
-		return rs.m.Len()
+		return rs.t.nIx
 	}
 	return 0
 }
@@ -215,8 +210,8 @@ func (ix *Indexer) Remember(worker, rank int, hashes []uint64, now timing.Time) 
 	}
 	rs := ix.grow(worker, rank)
 	for _, h := range hashes {
-		v, ok := rs.m.Get(h)
-		if n := v >> 1; ok && n != 0 {
+		v := rs.t.ixOf(h)
+		if n := v >> 1; n != 0 {
 			ix.unlink(n)
 			ix.nodes[n-1].expiry = expiry
 			ix.link(n)
@@ -225,7 +220,7 @@ func (ix *Indexer) Remember(worker, rank int, hashes []uint64, now timing.Time) 
 		n := ix.alloc()
 		ix.nodes[n-1] = ttlNode{hash: h, expiry: expiry, worker: int32(worker), rank: int32(rank)}
 		ix.link(n)
-		rs.m.Put(h, n<<1|v&1)
+		rs.t.setIx(h, n<<1|v&1)
 	}
 }
 
@@ -236,11 +231,7 @@ func (ix *Indexer) Expire(now timing.Time) {
 		n := ix.head
 		e := &ix.nodes[n-1]
 		rs := &ix.workers[e.worker][e.rank]
-		if v, _ := rs.m.Get(e.hash); v&1 != 0 {
-			rs.m.Put(e.hash, 1)
-		} else {
-			rs.m.Delete(e.hash)
-		}
+		rs.t.setIx(e.hash, rs.t.ixOf(e.hash)&1) // 0 (not stored): forgotten
 		ix.unlink(n)
 		ix.release(n)
 	}
@@ -310,4 +301,40 @@ func (ix *Indexer) unlink(n int32) {
 		ix.tail = e.prev
 	}
 	e.prev, e.next = 0, 0
+}
+
+// Runs is, for (worker, rank), the leading run of hashes indexed there (as
+// Overlap) and the leading run held by active sequences placed there
+// (Hold), in one walk. In the approximate mode, call Expire(now) first.
+func (ix *Indexer) Runs(worker, rank int, hashes []uint64) (overlap, held int) {
+	if rs := ix.set(worker, rank); rs != nil {
+		return rs.t.runs(hashes)
+	}
+	return 0, 0
+}
+
+// Hold counts hashes, the prompt blocks of a sequence placed on (worker,
+// rank), as held there until Release.
+func (ix *Indexer) Hold(worker, rank int, hashes []uint64) {
+	rs := ix.grow(worker, rank)
+	for _, h := range hashes {
+		rs.t.inc(h)
+	}
+}
+
+// Release undoes Hold; after RemoveWorker it does nothing.
+func (ix *Indexer) Release(worker, rank int, hashes []uint64) {
+	if rs := ix.set(worker, rank); rs != nil {
+		for _, h := range hashes {
+			rs.t.dec(h)
+		}
+	}
+}
+
+// Held is the number of distinct hashes held on (worker, rank).
+func (ix *Indexer) Held(worker, rank int) int {
+	if rs := ix.set(worker, rank); rs != nil {
+		return rs.t.nCnt
+	}
+	return 0
 }

@@ -52,11 +52,10 @@ type KV struct {
 
 // rankLoad is what the router tracks on one (worker, rank).
 type rankLoad struct {
-	prefill  int            // uncached prompt tokens of requests not prefill-complete
-	requests int            // active requests
-	blocks   map[uint64]int // prompt block hash → active sequences holding it
-	pending  []uint64       // aic: requests with prefill left, oldest first
-	since    timing.Time    // aic: when the oldest began to decay
+	prefill  int         // uncached prompt tokens of requests not prefill-complete
+	requests int         // active requests
+	pending  []uint64    // aic: requests with prefill left, oldest first
+	since    timing.Time // aic: when the oldest began to decay
 }
 
 type queuedSeq struct {
@@ -113,18 +112,15 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		}
 		for k := range v.Ranks(w) {
 			ld := r.rank(w, k)
-			overlap := r.idx.Overlap(w, k, r.hashes)
+			// Block hashes chain their prefix, so the blocks cached and
+			// the blocks active sequences share with the request are
+			// leading runs: one walk finds both and stops at the first
+			// block in neither (O(matched blocks)).
+			overlap, shared := r.idx.Runs(w, k, r.hashes)
 			var host, disk int
 			if c := &r.cfg.Cost; c.HostCacheHitWeight != 0 || c.DiskCacheHitWeight != 0 {
 				// weights of 0 give lower-tier blocks no credit: no walk
 				host, disk = r.idx.LowerOverlap(w, k, r.hashes, overlap)
-			}
-			// Block hashes chain their prefix, so the blocks active
-			// sequences share with the request are a leading run:
-			// counting stops at the first miss (O(matched blocks)).
-			shared := 0
-			for shared < len(r.hashes) && ld.blocks[r.hashes[shared]] > 0 {
-				shared++
 			}
 			additional := len(r.hashes) - shared
 			prefill := r.activePrefill(ld, q.Now)
@@ -136,7 +132,7 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 				HostOverlap:   float64(host),
 				DiskOverlap:   float64(disk),
 				ActivePrefill: prefill,
-				DecodeBlocks:  PotentialDecodeBlocks(len(ld.blocks), isl, bs, true, additional),
+				DecodeBlocks:  PotentialDecodeBlocks(r.idx.Held(w, k), isl, bs, true, additional),
 				Requests:      ld.requests,
 				Overloaded:    prefill > r.busy,
 			})
@@ -158,9 +154,7 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 	ld := r.rank(c.Worker, c.Rank)
 	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0)}
 	a.hashes = append(a.hashes, r.hashes...)
-	for _, h := range a.hashes {
-		ld.blocks[h]++
-	}
+	r.idx.Hold(c.Worker, c.Rank, a.hashes)
 	ld.prefill += a.prefill
 	ld.requests++
 	r.active[q.ID] = a
@@ -182,7 +176,7 @@ func (r *KV) rank(w, k int) *rankLoad {
 		r.load = append(r.load, nil)
 	}
 	for len(r.load[w]) <= k {
-		r.load[w] = append(r.load[w], rankLoad{blocks: map[uint64]int{}})
+		r.load[w] = append(r.load[w], rankLoad{})
 	}
 	return &r.load[w][k]
 }
@@ -261,11 +255,7 @@ func (r *KV) Finished(id uint64, now timing.Time) {
 	}
 	r.PrefillDone(id, now)
 	ld := r.rank(a.worker, a.rank)
-	for _, h := range a.hashes {
-		if ld.blocks[h]--; ld.blocks[h] <= 0 {
-			delete(ld.blocks, h)
-		}
-	}
+	r.idx.Release(a.worker, a.rank, a.hashes)
 	ld.requests--
 	delete(r.active, id)
 }
