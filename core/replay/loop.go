@@ -129,6 +129,7 @@ type wstate struct {
 // lane is the loop's state of one of a worker's pass clocks.
 type lane struct {
 	busy     bool // a pass is in flight
+	early    bool // its in-flight pass was stepped ahead and ends at its start (ahead.go)
 	stalled  bool // its last pass did nothing: wait for new work
 	inflight *engine.Pass
 	load     router.Load // as of its last pass end (workers of several lanes)
@@ -184,6 +185,14 @@ type Loop struct {
 	done            bool
 	stop            string         // why the run ended: drained | max_virtual_time
 	pins            map[uint64]int // live: requests sent to one worker, bypassing the router (SubmitTo)
+
+	// Stepping ahead (ahead.go): the settle iteration at iterAt, the
+	// virtual clock's limit in RunUntil, and what never changes in a run.
+	iter     uint32
+	iterAt   timing.Time
+	limit    timing.Time
+	aheadOK  bool
+	minDelay timing.Time // the shortest follow-up turn delay
 }
 
 // poolState is a pool with its workers' global indices in Loop.ws (the
@@ -267,6 +276,7 @@ func New(wl *workload.Workload, pools []Pool, opt Options) (*Loop, error) {
 		l.obs.attach(l.prog, 0)
 	}
 	l.reqs.recs = make([]request, 0, l.total)
+	l.initAhead()
 	return l, nil
 }
 
@@ -282,6 +292,7 @@ func (l *Loop) Now() timing.Time { return l.now }
 // the run is over (nothing left to do, or past Options.MaxTime). It may be
 // called again with a later limit; the clock never passes limit.
 func (l *Loop) RunUntil(limit timing.Time) (done bool, err error) {
+	l.limit = limit
 	for !l.done {
 		if err := l.settle(); err != nil {
 			return false, err
@@ -397,11 +408,18 @@ func (l *Loop) Report() (*report.Report, error) {
 func (l *Loop) settle() error {
 	for {
 		changed := false
+		if l.iterAt != l.now {
+			l.iter, l.iterAt = 0, l.now
+		}
+		l.iter++
 		for l.q.len() > 0 && l.q.top().at <= l.now && l.q.top().kind < Arrival {
 			e := l.q.pop()
 			var err error
 			switch e.kind {
 			case PassEnd:
+				if l.ws[e.worker].lanes[e.lane].early {
+					break // its pass is applied where it was started (ahead.go)
+				}
 				err = l.apply(int(e.worker), int(e.lane))
 			case TransferDone:
 				err = l.dis.transferDone(e.req)
@@ -439,7 +457,15 @@ func (l *Loop) settle() error {
 				continue
 			}
 			for k := range l.ws[i].lanes {
-				if ln := &l.ws[i].lanes[k]; ln.busy || ln.stalled {
+				ln := &l.ws[i].lanes[k]
+				if ln.early && ln.inflight.Start <= l.now {
+					if err := l.applyEarly(i, k); err != nil {
+						return err
+					}
+					changed = true
+					continue
+				}
+				if ln.busy || ln.stalled {
 					continue
 				}
 				c, err := l.startPass(i, k)
@@ -470,27 +496,12 @@ func (l *Loop) settle() error {
 func (l *Loop) startPass(i, k int) (bool, error) {
 	st := &l.ws[i]
 	ln := &st.lanes[k]
-	if l.opt.MaxPasses > 0 && l.passes >= l.opt.MaxPasses {
-		return false, fmt.Errorf("%w: more than %d engine passes (use the CLI or the page for large runs)", ErrTooLarge, l.opt.MaxPasses)
+	if err := l.passBudget(); err != nil {
+		return false, err
 	}
-	l.passes++
 	wk := l.workers[i]
-	p := wk.StepLane(l.now, k)
-	l.obs.col.PassStarted(i, p)
-	if len(l.obs.passes) > 0 {
-		l.obs.passStarted(i, p)
-	}
-	st.stats.Passes++
-	n := len(st.lanes)
-	if n == 1 {
-		st.stats.BusyMs += (p.End - p.Start).Ms()
-		st.stats.PeakActiveBlock = max(st.stats.PeakActiveBlock, p.Metrics.ActiveBlocks)
-	} else {
-		// Busy time is the lanes' mean; the peak is the worker's, as the
-		// lanes' pass ends show it (apply).
-		st.stats.BusyMs += (p.End - p.Start).Ms() / float64(n)
-	}
-	ln.inflight, ln.busy, st.since = p, true, 0
+	p := l.step(i, k, l.now)
+	st.since = 0
 	submitted := false
 	keep := st.deferred[:0]
 	for _, d := range st.deferred { // the next pass of their lane may take them
@@ -514,7 +525,12 @@ func (l *Loop) startPass(i, k int) (bool, error) {
 		changed = true
 	}
 	if p.End > l.now {
-		l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i), lane: int32(k)})
+		if !submitted && quiet(p) {
+			if e := l.aheadLimit(i); p.End < e {
+				return changed, l.runAhead(i, k, e)
+			}
+		}
+		l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i), lane: int32(k), started: l.now, iter: l.iter})
 		return changed, nil
 	}
 	if !p.Busy && !submitted {

@@ -37,6 +37,12 @@ type event struct {
 	worker, lane  int32  // PassEnd: global worker index and its lane
 	session, turn int32  // Arrival
 	req           uint64 // TransferDone, Dispatch: the request
+	// PassEnd only: when the pass started and the settle iteration of its
+	// start (ahead.go). Pass ends tie by (started, iter, worker, lane),
+	// the order the loop pushes them in when it steps every pass itself,
+	// so a pass stepped ahead of the clock keeps its place among ties.
+	started timing.Time
+	iter    uint32
 }
 
 // queue is a binary min-heap of events ordered by (at, kind, seq).
@@ -49,7 +55,22 @@ type queue struct {
 
 func (q *queue) less(i, j int) bool {
 	a, b := &q.h[i], &q.h[j]
-	return a.at < b.at || a.at == b.at && a.order < b.order
+	return a.at < b.at || a.at == b.at && (a.order < b.order || a.order == b.order && passBefore(a, b))
+}
+
+// passBefore orders two pass ends of the same time (their order fields
+// are equal only for PassEnd: push stamps no sequence on them).
+func passBefore(a, b *event) bool {
+	if a.started != b.started {
+		return a.started < b.started
+	}
+	if a.iter != b.iter {
+		return a.iter < b.iter
+	}
+	if a.worker != b.worker {
+		return a.worker < b.worker
+	}
+	return a.lane < b.lane
 }
 
 func (q *queue) len() int { return len(q.h) }
@@ -62,6 +83,9 @@ func (q *queue) top() *event { return &q.h[0] }
 func (q *queue) push(e event) {
 	q.seq++
 	e.order = uint64(e.kind)<<56 | q.seq
+	if e.kind == PassEnd {
+		e.order = uint64(PassEnd) << 56 // passBefore orders them
+	}
 	q.h = append(q.h, e)
 	q.up(len(q.h) - 1)
 }

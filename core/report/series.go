@@ -139,3 +139,8 @@ func windowQuantiles(n int, win []int32, xs []float64) (p50, p99 []*float64) {
 	}
 	return p50, p99
 }
+
+// Horizon is the first time whose sample would coarsen the series: facts
+// before it fall in buckets that are final (the replay's stepping ahead
+// stays below it, so that its float sums group as pass by pass).
+func (s *Series) Horizon() timing.Time { return s.width * maxBuckets }
