@@ -42,12 +42,16 @@ import (
 //     4096 per iteration, the system's gpu_batch_size as the batch cap,
 //     kvcache_free_gpu_mem_frac 0.90, no chunked context; one engine per
 //     TP group, the system's queries spread over the groups. The replay is
-//     one group at target_qps / groups (a Poisson stream split at random
-//     stays Poisson), scaled back by the group count for tokens/s. TRT-LLM
-//     of that round has no overlap scheduler (async_scheduling: false).
+//     one group at target_qps / groups, scaled back by the group count for
+//     tokens/s: how the harness spreads queries is not modelled (a Poisson
+//     stream split at random stays Poisson; a balanced split is smoother).
+//     The C++ runtime of that round has no overlap scheduler
+//     (async_scheduling: false) and chunked context is off unless enabled,
+//     which these configs do not.
 //
 // Reported, not gated: two systems, and the prompt lengths are the
-// published bound, not the set's distribution.
+// published bound, not the set's distribution; the doc adds a sweep over
+// fixed prompt lengths to show how much the verdict hangs on them.
 
 //go:embed testdata/mlperf
 var mlperfFiles embed.FS
