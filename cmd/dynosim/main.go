@@ -20,6 +20,7 @@ import (
 	"github.com/dynosim/dynosim-web/core/sim"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/internal/defaultconfig"
+	"github.com/dynosim/dynosim-web/timing/kernels/kerneldata"
 )
 
 //go:embed sample.jsonl
@@ -125,6 +126,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 // default, whose sample trace is embedded too); files it names are read
 // relative to it.
 func loadConfig(in *sim.Inputs, path string) error {
+	in.KernelTable = kerneldata.Load // timing.kernels: aic (embedded tables)
 	if path == "" {
 		in.Config, in.ConfigName = []byte(defaultconfig.YAML), "default.yaml"
 		in.ReadFile = func(p string) ([]byte, error) {

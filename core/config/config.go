@@ -228,6 +228,10 @@ type Timing struct {
 	PrefillMs     float64 `yaml:"prefill_ms" json:"prefill_ms"` // fixed
 	DecodeMs      float64 `yaml:"decode_ms" json:"decode_ms"`   // fixed
 	Path          string  `yaml:"path" json:"path"`             // profile .npz
+	// Kernels prices type default's kernels from AIConfigurator's measured
+	// tables ("aic", timing/kernels; the curves where no table covers a
+	// shape) or the fitted curves ("curves", the default).
+	Kernels string `yaml:"kernels" json:"kernels,omitempty"`
 }
 
 // Router places requests on workers.

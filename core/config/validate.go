@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -371,6 +372,8 @@ func (c *Config) validateRole(path string, r *Role) error {
 		return fmt.Errorf("%s.timing: prefill_ms and decode_ms must be ≤ %.0f (100 years)", path, timing.HorizonMs)
 	case r.StartupSeconds < 0:
 		return fmt.Errorf("%s.startup_seconds: must be ≥ 0", path)
+	case tm.Kernels == "aic" && tm.Type != "default":
+		return fmt.Errorf("%s.timing.kernels: aic prices timing type default, not %s", path, tm.Type)
 	}
 	if c.Engine.Backend == "sglang" {
 		if err := r.SGLang.validate(path); err != nil {
@@ -401,6 +404,7 @@ func (c *Config) validateRole(path string, r *Role) error {
 		oneOf(path+".kv_cache.dtype", k.DType, "auto", "bf16", "fp16", "fp8"),
 		oneOf(path+".kv_cache.capacity.type", k.Capacity.Type, "fixed", "default"),
 		oneOf(path+".timing.type", tm.Type, "polynomial", "fixed", "profile", "default"),
+		oneOf(path+".timing.kernels", cmp.Or(tm.Kernels, "curves"), "curves", "aic"),
 	} {
 		if err != nil {
 			return err

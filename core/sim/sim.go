@@ -19,6 +19,7 @@ import (
 	"github.com/dynosim/dynosim-web/core/router"
 	"github.com/dynosim/dynosim-web/core/workload"
 	"github.com/dynosim/dynosim-web/timing"
+	"github.com/dynosim/dynosim-web/timing/kernels"
 )
 
 // Inputs are the raw inputs of one prediction.
@@ -49,6 +50,13 @@ type Inputs struct {
 	// same inputs again; the other sections do not change.
 	Watch  uint64
 	Limits Limits // zero means unlimited
+
+	// KernelTable returns the measured kernel table of a GPU
+	// (timing.KernelTableGPU) under an engine for `timing.kernels: aic`, or
+	// nil when there is none; the table is read-only and may be shared by
+	// runs. Nil means this front end has no tables: such a config is an
+	// error (the CLI embeds them: timing/kernels/kerneldata).
+	KernelTable func(gpu, engine string) (*kernels.Table, error)
 }
 
 // Limits protect shared services from runs that are too large.

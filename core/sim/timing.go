@@ -87,7 +87,33 @@ func buildRoofline(cfg *config.Config, p string, role *config.Role, in Inputs) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", hwPath, err)
 	}
+	if role.Timing.Kernels == "aic" {
+		if err := useKernelTable(r, p, hardware, cmp.Or(cfg.Engine.Backend, "vllm"), in); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
+}
+
+// useKernelTable binds the measured kernel table of the role's GPU and
+// engine to its roofline (`timing.kernels: aic`, issue 33 item 3); without
+// one the key is refused rather than silently priced on the curves.
+func useKernelTable(r *timing.Roofline, p, hardware, backend string, in Inputs) error {
+	gpu := timing.KernelTableGPU(hardware)
+	if in.KernelTable == nil {
+		return fmt.Errorf("%s.timing.kernels: aic: no kernel tables were given to this run (dynosim predict and live load them; the page, the Worker and recommend do not yet)", p)
+	}
+	t, err := in.KernelTable(gpu, backend)
+	if err != nil {
+		return fmt.Errorf("%s.timing.kernels: %w", p, err)
+	}
+	if t == nil {
+		return fmt.Errorf("%s.timing.kernels: aic: AIConfigurator measured no kernels of %s under %s; use kernels: curves", p, hardware, backend)
+	}
+	if err := r.UseKernelTable(t); err != nil {
+		return fmt.Errorf("%s.timing.kernels: %w", p, err)
+	}
+	return nil
 }
 
 // timingOf is the timing that prices role's passes and, for a profile,
@@ -253,6 +279,9 @@ func deployment(cfg *config.Config, r role, in Inputs, roof *timing.Roofline, ec
 		KVBlocks: ec.NumBlocks, BlockSize: ec.BlockSize,
 		GPUBytes: fit.GPUBytes, WeightsBytes: fit.WeightsBytes, KVBytes: fit.KVBytes, ReserveBytes: fit.ReserveBytes,
 		FreeBytes: fit.FreeBytes, Fits: fit.Fits(),
+	}
+	if r.Timing.Kernels == "aic" && kind == "default" {
+		d.TimingKernels = roof.KernelSource()
 	}
 	if d.Fits {
 		return d, "", nil

@@ -154,7 +154,12 @@ type PoolDeployment struct {
 	Timing        string `json:"timing"` // default | polynomial | fixed | profile
 	// TimingProfile names the .npz a profile timing was read from (--profile,
 	// an uploaded profile or timing.path); absent under the other timings.
-	TimingProfile string  `json:"timing_profile,omitempty"`
+	TimingProfile string `json:"timing_profile,omitempty"`
+	// TimingKernels names, under `timing.kernels: aic`, the measured kernel
+	// table that priced the pool and the parts that fell back to the fitted
+	// curves, e.g. "aic vllm 0.24.0 h100_sxm (curves: collectives)";
+	// absent on the curves.
+	TimingKernels string  `json:"timing_kernels,omitempty"`
 	Validation    string  `json:"validation"` // timing.Validation
 	Capacity      string  `json:"capacity"`   // default | fixed
 	KVBlocks      int     `json:"kv_blocks"`  // per attention rank

@@ -13,6 +13,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"sync"
+
+	"github.com/dynosim/dynosim-web/timing/kernels"
 )
 
 //go:embed *.json.gz
@@ -55,4 +58,30 @@ func Names() []string {
 		ns = append(ns, e.Name())
 	}
 	return ns
+}
+
+var (
+	mu     sync.Mutex
+	loaded = map[string]*kernels.Table{}
+)
+
+// Load returns the decoded table of gpu under engine, nil when none was
+// compiled. Tables are decoded once and shared: they are read-only.
+func Load(gpu, engine string) (*kernels.Table, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	name := FileName(gpu, engine)
+	if t, ok := loaded[name]; ok {
+		return t, nil
+	}
+	b, ok, err := Table(gpu, engine)
+	if err != nil || !ok {
+		return nil, err
+	}
+	t, err := kernels.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	loaded[name] = t
+	return t, nil
 }
