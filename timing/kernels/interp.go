@@ -109,17 +109,53 @@ func (c *Context) Ms(batch, seq float64) float64 {
 }
 
 // Ms is one layer's generation attention over batch sequences holding kv
-// tokens each on average, averaged over five lengths within ±10 %.
+// tokens each on average, averaged over five lengths within ±10 %. The
+// blend over batch is linear, so the average of the five blended points
+// is the blend of each row's five-point average, which a replay asks for
+// on every decode pass: each row is searched once.
 func (g *Gen) Ms(batch, kv float64) float64 {
 	sMin := max(1, math.Floor(kv*0.9))
 	sMax := max(sMin, math.Floor(kv*1.1))
+	var s [5]float64
+	for i := range s {
+		s[i] = sMin + math.Floor((sMax-sMin)*float64(i)/4)
+	}
+	lo, hi := bracket(g.Rows, batch)
+	v0 := g.Rows[lo].mean5(&s)
+	switch {
+	case lo != hi:
+		return lerp(g.Rows[lo].Key, v0, g.Rows[hi].Key, g.Rows[hi].mean5(&s), batch)
+	case batch > g.Rows[lo].Key: // beyond the largest batch: bytes ∝ batch
+		return v0 * batch / g.Rows[lo].Key
+	}
+	return v0
+}
+
+// mean5 is the row's mean over five ascending lengths (at, with the
+// latency ∝ length beyond the last point), searching the row once.
+func (s *Series) mean5(xs *[5]float64) float64 {
+	i := sort.SearchFloat64s(s.X, xs[0])
+	last := len(s.X) - 1
 	var sum float64
-	for i := range 5 {
-		sum += g.at(batch, sMin+math.Floor((sMax-sMin)*float64(i)/4))
+	for _, x := range xs {
+		for i <= last && s.X[i] < x {
+			i++
+		}
+		switch {
+		case i <= last && s.X[i] == x:
+			sum += s.Ms[i]
+		case i == 0:
+			sum += s.Ms[0]
+		case i <= last:
+			sum += lerp(s.X[i-1], s.Ms[i-1], s.X[i], s.Ms[i], x)
+		default:
+			sum += s.Ms[last] * x / s.X[last]
+		}
 	}
 	return sum / 5
 }
 
+// at is one grid point of the generation grid, without the averaging.
 func (g *Gen) at(batch, kv float64) float64 {
 	lo, hi := bracket(g.Rows, batch)
 	v0 := g.Rows[lo].at(kv, identity)
