@@ -268,8 +268,14 @@ func (b *book) metricsInto(m *Metrics, active, parked int) {
 
 // begin resets the pass for a Step starting at now.
 func (b *book) begin(now timing.Time) *Pass {
+	// Field by field: a composite literal over the whole struct, which
+	// holds pointers, is built aside and copied with write barriers, a
+	// cost that showed per pass (issue 34 item 1).
 	p := &b.pass
-	*p = Pass{Start: now, Signals: p.Signals[:0], Admissions: p.Admissions[:0], Reserved: p.Reserved[:0]}
+	p.Start, p.End = now, 0
+	p.Signals, p.Admissions, p.Events, p.Reserved = p.Signals[:0], p.Admissions[:0], nil, p.Reserved[:0]
+	p.FPM, p.Metrics, p.Counters = FPM{}, Metrics{}, Counters{}
+	p.Busy, p.Watched = false, nil
 	return p
 }
 

@@ -25,6 +25,9 @@ type cost struct {
 // Step runs one forward pass starting at now (spec §2.2). A pass that
 // schedules and emits nothing ends at now.
 func (c *Core) Step(now timing.Time) *Pass {
+	if c.steady() {
+		return c.stepSteady(now) // steady.go
+	}
 	p := c.begin(now)
 	c.resetPass()
 	if c.tier != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dynosim/dynosim-web/core/engine"
+	"github.com/dynosim/dynosim-web/core/router"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -117,9 +118,7 @@ func (l *Loop) runAhead(i, k int, e timing.Time) error {
 			l.q.push(event{at: p.End, kind: PassEnd, worker: int32(i), lane: int32(k), started: p.Start, iter: it})
 			return nil
 		}
-		if err := l.apply(i, k); err != nil {
-			return err
-		}
+		l.applyQuiet(i, k)
 		if err := l.passBudget(); err != nil {
 			return err
 		}
@@ -174,4 +173,23 @@ func (l *Loop) step(i, k int, at timing.Time) *engine.Pass {
 	ln := &st.lanes[k]
 	ln.inflight, ln.busy = p, true
 	return p
+}
+
+// applyQuiet is apply for a quiet pass of a one-lane worker, without what
+// such a pass never has (KV events, admissions, a watched request, first
+// tokens, terminals) nor what a run that steps ahead never has (pass or
+// token observers, a planner, live aborts).
+func (l *Loop) applyQuiet(i, k int) {
+	st := &l.ws[i]
+	ln := &st.lanes[k]
+	p := ln.inflight
+	ln.busy, ln.inflight = false, nil
+	m := &p.Metrics
+	ln.load = router.Load{Running: m.Running, Waiting: m.Waiting, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
+	st.seen = ln.load
+	st.seen.Waiting += st.since
+	for j := range p.Signals {
+		l.col.Token(p.Signals[j].ID, p.Start, p.End)
+	}
+	st.stats.OutputTokens += len(p.Signals)
 }

@@ -7,6 +7,7 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -72,10 +73,20 @@ func (w *Workload) Prompt(dst []uint32, t *Turn) []uint32 {
 		return dst
 	}
 	left := t.Input
+	dst = slices.Grow(dst, left)
 	for _, id := range t.Blocks {
 		n := min(w.TraceBlock, left)
-		for range n {
-			dst = append(dst, id)
+		// The block's copies by doubling copies: a prompt is long (a
+		// replay builds every one) and one append per token cost more
+		// than the rest of placing it (issue 34 item 1).
+		if n > 0 {
+			k := len(dst)
+			dst = dst[:k+n]
+			b := dst[k:]
+			b[0] = id
+			for f := 1; f < n; f *= 2 {
+				copy(b[f:], b[:f])
+			}
 		}
 		left -= n
 		if left == 0 {
