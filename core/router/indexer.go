@@ -41,12 +41,13 @@ type Indexer struct {
 
 // rankSet is the index of one (worker, DP rank). Its table's index value
 // (ix) is node<<1 | stored: node is the remembered hash's ttlNode (index +
-// 1, 0 if not remembered), stored tells that events stored the hash. The
-// same table counts the KV router's active sequences holding each hash
-// (blocktable.go).
+// 1, 0 if not remembered), stored tells that events stored the hash. Its
+// tree holds the KV router's active sequences' prompt blocks
+// (activetree.go).
 type rankSet struct {
-	t      blockTable
-	nextID uint64 // the next event id expected
+	t      blockTable // the index
+	a      activeTree // active prompt blocks (Hold, Release)
+	nextID uint64     // the next event id expected
 }
 
 type ttlNode struct {
@@ -175,18 +176,13 @@ func (ix *Indexer) Overlap(worker, rank int, hashes []uint64) int {
 	if rs == nil {
 		return 0
 	}
-	for i, h := range hashes {
-		if rs.t.ixOf(h) == 0 {
-			return i
-		}
-	}
-	return len(hashes)
+	return rs.t.prefix(hashes)
 }
 
 // Len is the number of hashes present on (worker, rank).
 func (ix *Indexer) Len(worker, rank int) int {
 	if rs := ix.set(worker, rank); rs != nil {
-		return rs.t.nIx
+		return rs.t.n
 	}
 	return 0
 }
@@ -305,10 +301,10 @@ func (ix *Indexer) unlink(n int32) {
 
 // Runs is, for (worker, rank), the leading run of hashes indexed there (as
 // Overlap) and the leading run held by active sequences placed there
-// (Hold), in one walk. In the approximate mode, call Expire(now) first.
+// (Hold). In the approximate mode, call Expire(now) first.
 func (ix *Indexer) Runs(worker, rank int, hashes []uint64) (overlap, held int) {
 	if rs := ix.set(worker, rank); rs != nil {
-		return rs.t.runs(hashes)
+		return rs.t.prefix(hashes), rs.a.prefix(hashes)
 	}
 	return 0, 0
 }
@@ -316,25 +312,20 @@ func (ix *Indexer) Runs(worker, rank int, hashes []uint64) (overlap, held int) {
 // Hold counts hashes, the prompt blocks of a sequence placed on (worker,
 // rank), as held there until Release.
 func (ix *Indexer) Hold(worker, rank int, hashes []uint64) {
-	rs := ix.grow(worker, rank)
-	for _, h := range hashes {
-		rs.t.inc(h)
-	}
+	ix.grow(worker, rank).a.hold(hashes)
 }
 
 // Release undoes Hold; after RemoveWorker it does nothing.
 func (ix *Indexer) Release(worker, rank int, hashes []uint64) {
 	if rs := ix.set(worker, rank); rs != nil {
-		for _, h := range hashes {
-			rs.t.dec(h)
-		}
+		rs.a.release(hashes)
 	}
 }
 
 // Held is the number of distinct hashes held on (worker, rank).
 func (ix *Indexer) Held(worker, rank int) int {
 	if rs := ix.set(worker, rank); rs != nil {
-		return rs.t.nCnt
+		return rs.a.held
 	}
 	return 0
 }

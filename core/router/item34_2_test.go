@@ -8,116 +8,154 @@ import (
 	"github.com/dynosim/dynosim-web/timing"
 )
 
-// tableModel is what a blockTable must equal: the two Go maps it replaced.
-type tableModel struct {
-	ix  map[uint64]int32
-	cnt map[uint64]int
-}
-
-// checkTable compares t with the model on every key in keys and on the
-// counters, and checks that every occupied slot is reachable from its home
-// (the backward-shift deletion kept the probe runs intact).
-func checkTable(tb testing.TB, t *blockTable, m *tableModel, keys []uint64) {
+// checkTable compares t with the model (the map it stands for) on every
+// key in keys and on its size, and checks that every entry is reachable
+// from its home (the backward-shift deletion kept the probe runs intact).
+func checkTable(tb testing.TB, t *blockTable, model map[uint64]int32, keys []uint64) {
 	tb.Helper()
 	for _, k := range keys {
-		if got, want := t.ixOf(k), m.ix[k]; got != want {
-			tb.Fatalf("key %#x: ix %d, model %d", k, got, want)
-		}
-		i := t.find(k)
-		got := 0
-		if i >= 0 {
-			got = int(t.slots[i].cnt)
-		}
-		if want := m.cnt[k]; got != want {
-			tb.Fatalf("key %#x: cnt %d, model %d", k, got, want)
+		if got, want := t.ixOf(k), model[k]; got != want {
+			tb.Fatalf("key %#x: %d, model %d", k, got, want)
 		}
 	}
-	if t.nIx != len(m.ix) || t.nCnt != len(m.cnt) {
-		tb.Fatalf("counters nIx %d nCnt %d, model %d %d", t.nIx, t.nCnt, len(m.ix), len(m.cnt))
-	}
-	occupied := 0
+	entries := 0
 	for i, e := range t.slots {
-		if e.ix == 0 && e.cnt == 0 {
+		if e.ix == 0 {
 			continue
 		}
-		occupied++
+		entries++
 		if t.find(e.key) != i {
 			tb.Fatalf("slot %d (key %#x) unreachable from its home", i, e.key)
 		}
 	}
-	if occupied != t.n || 2*t.n > len(t.slots) && t.n > 0 {
-		tb.Fatalf("occupied %d, n %d, slots %d", occupied, t.n, len(t.slots))
+	if entries != t.n || t.n != len(model) || 2*t.n > len(t.slots) && t.n > 0 {
+		tb.Fatalf("entries %d, n %d, model %d, slots %d", entries, t.n, len(model), len(t.slots))
 	}
 }
 
-// runOps drives a table and the model with ops read from data: each op is
-// 2 bytes (kind, key index over a small key set so keys repeat and runs
-// collide). Keys share their low bits so they crowd a few homes.
-func runOps(tb testing.TB, data []byte) {
+// runTableOps drives a table and a map with ops read from data, 2 bytes
+// each (kind, key index), over 24 keys whose low bits agree, so keys
+// repeat and runs collide.
+func runTableOps(tb testing.TB, data []byte) {
 	keys := make([]uint64, 24)
 	for i := range keys {
-		keys[i] = uint64(i)<<58 | 7 // Fibonacci hashing spreads these, but only 24
+		keys[i] = uint64(i)<<58 | 7
 	}
 	var t blockTable
-	m := &tableModel{ix: map[uint64]int32{}, cnt: map[uint64]int{}}
+	model := map[uint64]int32{}
 	for len(data) >= 2 {
-		op, k := data[0]%5, keys[int(data[1])%len(keys)]
+		op, k := data[0]%3, keys[int(data[1])%len(keys)]
 		data = data[2:]
+		v := t.ixOf(k)
 		switch op {
 		case 0: // store (the indexer's stored bit)
-			v := t.ixOf(k) | 1
-			t.setIx(k, v)
-			m.ix[k] = v
+			v |= 1
 		case 1: // remove the stored bit
-			v := t.ixOf(k) &^ 1
-			t.setIx(k, v)
-			if v == 0 {
-				delete(m.ix, k)
-			} else {
-				m.ix[k] = v
-			}
+			v &^= 1
 		case 2: // remember (a TTL node)
-			v := t.ixOf(k)&1 | int32(k>>58+1)<<1
-			t.setIx(k, v)
-			m.ix[k] = v
-		case 3:
-			t.inc(k)
-			m.cnt[k]++
-		case 4:
-			t.dec(k)
-			if m.cnt[k] > 1 {
-				m.cnt[k]--
-			} else {
-				delete(m.cnt, k)
-			}
+			v = v&1 | int32(k>>58+1)<<1
 		}
-		checkTable(tb, &t, m, keys)
+		t.setIx(k, v)
+		if v == 0 {
+			delete(model, k)
+		} else {
+			model[k] = v
+		}
+		checkTable(tb, &t, model, keys)
 	}
 }
 
-// TestItem34_2BlockTableMatchesMaps: random op sequences leave the table
-// equal to the two maps it replaced, probe runs intact.
-func TestItem34_2BlockTableMatchesMaps(t *testing.T) {
+// runTreeOps holds and releases sequences drawn from a small trie (data
+// picks each next block among 3, and the length) and checks the tree's
+// prefix and held counts against a recount from the held sequences.
+func runTreeOps(tb testing.TB, data []byte) {
+	var t activeTree
+	var held [][]uint64
+	chain := func(d []byte) []uint64 {
+		var s []uint64
+		h := uint64(0)
+		for _, b := range d {
+			h = h*0x100000001b3 + uint64(b%3) + 1 // chained: names the whole prefix
+			s = append(s, h)
+		}
+		return s
+	}
+	for len(data) >= 2 {
+		op, n := data[0], int(data[1]%9)
+		data = data[2:]
+		if op%3 == 0 && len(held) > 0 { // release one
+			i := int(op/3) % len(held)
+			t.release(held[i])
+			held = append(held[:i], held[i+1:]...)
+		} else {
+			n = min(n, len(data))
+			s := chain(data[:n])
+			t.hold(s)
+			held = append(held, s)
+		}
+		count := map[uint64]int{}
+		for _, s := range held {
+			for _, h := range s {
+				count[h]++
+			}
+		}
+		if t.held != len(count) {
+			tb.Fatalf("held %d, recount %d", t.held, len(count))
+		}
+		for _, probe := range [][]uint64{chain(data[:min(6, len(data))]), chain([]byte{0, 1, 2, 0}), chain([]byte{1, 1})} {
+			want := 0
+			for want < len(probe) && count[probe[want]] > 0 {
+				want++
+			}
+			if got := t.prefix(probe); got != want {
+				tb.Fatalf("prefix %d, recount %d", got, want)
+			}
+		}
+	}
+}
+
+func randomBytes(seed uint64, n int) []byte {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(rng.UintN(256))
+	}
+	return data
+}
+
+// TestItem34_2BlockTableMatchesMap and TestItem34_2ActiveTreeMatchesRecount:
+// random op sequences leave the table equal to a map and the tree equal to
+// a recount of the sequences it holds.
+func TestItem34_2BlockTableMatchesMap(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		seed uint64
 		ops  int
 	}{{"short", 1, 50}, {"long", 2, 5000}, {"other seed", 3, 5000}} {
-		t.Run(tc.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(tc.seed, 0))
-			data := make([]byte, 2*tc.ops)
-			for i := range data {
-				data[i] = byte(rng.UintN(256))
-			}
-			runOps(t, data)
-		})
+		t.Run(tc.name, func(t *testing.T) { runTableOps(t, randomBytes(tc.seed, 2*tc.ops)) })
+	}
+}
+
+func TestItem34_2ActiveTreeMatchesRecount(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		seed uint64
+		ops  int
+	}{{"short", 1, 50}, {"long", 2, 3000}, {"other seed", 3, 3000}} {
+		t.Run(tc.name, func(t *testing.T) { runTreeOps(t, randomBytes(tc.seed, 2*tc.ops)) })
 	}
 }
 
 func FuzzItem34_2BlockTable(f *testing.F) {
-	f.Add([]byte{3, 1, 3, 1, 0, 1, 4, 1, 1, 1, 4, 1})
-	f.Add([]byte{0, 0, 0, 24, 0, 48, 1, 0, 3, 24, 2, 48, 1, 24})
-	f.Fuzz(func(t *testing.T, data []byte) { runOps(t, data) })
+	f.Add([]byte{0, 1, 0, 1, 2, 1, 1, 1, 1, 1})
+	f.Add([]byte{0, 0, 0, 24, 0, 48, 1, 0, 2, 24, 2, 48, 1, 24})
+	f.Fuzz(func(t *testing.T, data []byte) { runTableOps(t, data) })
+}
+
+func FuzzItem34_2ActiveTree(f *testing.F) {
+	f.Add([]byte{1, 4, 0, 1, 2, 0, 1, 2, 1, 1, 0, 0, 3, 0})
+	f.Add([]byte{1, 8, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 1, 1, 1, 0, 0, 0, 3, 3})
+	f.Fuzz(func(t *testing.T, data []byte) { runTreeOps(t, data) })
 }
 
 // refKV recomputes what the KV router's incremental state must equal from

@@ -48,6 +48,7 @@ type KV struct {
 	hashes []uint64
 	cands  []Candidate
 	costs  []float64
+	spare  [][]uint64 // finished sequences' hash slices, for reuse
 }
 
 // rankLoad is what the router tracks on one (worker, rank).
@@ -114,8 +115,8 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 			ld := r.rank(w, k)
 			// Block hashes chain their prefix, so the blocks cached and
 			// the blocks active sequences share with the request are
-			// leading runs: one walk finds both and stops at the first
-			// block in neither (O(matched blocks)).
+			// leading runs: each walk stops at its first miss
+			// (O(matched blocks)).
 			overlap, shared := r.idx.Runs(w, k, r.hashes)
 			var host, disk int
 			if c := &r.cfg.Cost; c.HostCacheHitWeight != 0 || c.DiskCacheHitWeight != 0 {
@@ -153,6 +154,9 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 	c := &r.cands[i]
 	ld := r.rank(c.Worker, c.Rank)
 	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0)}
+	if n := len(r.spare); n > 0 {
+		a.hashes, r.spare = r.spare[n-1], r.spare[:n-1]
+	}
 	a.hashes = append(a.hashes, r.hashes...)
 	r.idx.Hold(c.Worker, c.Rank, a.hashes)
 	ld.prefill += a.prefill
@@ -258,6 +262,7 @@ func (r *KV) Finished(id uint64, now timing.Time) {
 	r.idx.Release(a.worker, a.rank, a.hashes)
 	ld.requests--
 	delete(r.active, id)
+	r.spare = append(r.spare, a.hashes[:0])
 }
 
 // Added implements Policy.
