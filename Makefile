@@ -4,7 +4,7 @@ ADDR    ?= 127.0.0.1:8080
 PORT    ?= 8787
 export PATH := $(dir $(GO)):$(PATH)
 
-.PHONY: all cli serve wasm test test-go test-race test-wasm test-browser test-worker test-live bench bench-browser bench-live soak-live pgo fuzz lint worker worker-dev clean
+.PHONY: all cli serve wasm test test-go test-race test-wasm test-browser test-worker test-live bench bench-go bench-browser bench-live soak-live pgo fuzz lint worker worker-dev clean
 
 all: cli
 
@@ -87,13 +87,7 @@ test-race: $(PROMETHEUS)
 
 # The public traces live in ../shared/traces beside the repository.
 TRACES ?= ../shared/traces
-BENCH_SET := --set engine.workers.aggregated.parallelism.replicas=8 --set engine.workers.aggregated.kv_cache.block_size=512
-# The timing and pool the whole-trace figures have always used, so they compare
-# across versions; each replay runs again under the default (roofline) timing.
-BENCH_POLY := --set engine.workers.aggregated.timing.type=polynomial --set engine.workers.aggregated.kv_cache.capacity.type=fixed --set engine.workers.aggregated.kv_cache.capacity.blocks=16384
 
-# Whole-trace replays (wall time, peak RSS, simulated output tokens per wall
-# second), then the Go benchmarks of the hot paths.
 # Profile-guided optimisation. cmd/dynosim/default.pgo is a CPU profile of the
 # whole-trace benchmarks: go build uses it for the CLI by itself, and the
 # simulator's wasm builds (page and Worker) name it. It makes the CLI about 7%
@@ -104,11 +98,21 @@ PGO := -pgo=$(CURDIR)/cmd/dynosim/default.pgo
 pgo:
 	$(GO) test -run '^$$' -bench Trace -benchtime 2x -o bin/sim.test -cpuprofile cmd/dynosim/default.pgo ./core/sim
 
+# `make bench [BENCH_N=3]`: whole-trace replays of the Mooncake conversation
+# trace under the configs in bench/ (headline: 8 round-robin vLLM workers,
+# 512-token blocks, polynomial timing, a fixed pool of 16,384 blocks; the
+# default timing with 64-token blocks; kv_router; disaggregated; KVBM tiers;
+# planner), interleaved, each printed as simulated output tokens per
+# CPU-second (user + sys of the process, median of BENCH_N) and its CPU time
+# as a multiple of the plain (headline) replay's (bench/bench.sh). `make
+# bench-go` runs the Go benchmarks of the hot paths. Neither is part of
+# `make test`.
+BENCH_N ?= 3
+
 bench: bin/dynosim
-	bin/dynosim predict --trace $(TRACES)/mooncake/conversation_trace.jsonl $(BENCH_SET) $(BENCH_POLY) --format json --stats >/dev/null
-	bin/dynosim predict --trace $(TRACES)/azure/AzureLLMInferenceTrace_conv.csv $(BENCH_SET) $(BENCH_POLY) --format json --stats >/dev/null
-	bin/dynosim predict --trace $(TRACES)/mooncake/conversation_trace.jsonl $(BENCH_SET) --format json --stats >/dev/null
-	bin/dynosim predict --trace $(TRACES)/azure/AzureLLMInferenceTrace_conv.csv $(BENCH_SET) --format json --stats >/dev/null
+	bench/bench.sh bin/dynosim $(TRACES)/mooncake/conversation_trace.jsonl $(BENCH_N)
+
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./kv/... ./core/... ./internal/...
 
 # `make fuzz [FUZZTIME=30s]` runs every Fuzz target in the module, one after
@@ -134,7 +138,7 @@ bench-live:
 	$(GO) test -run '^$$' -bench . -benchmem ./cmd/dynosim/live/metrics ./cmd/dynosim/live/kvevents
 
 clean:
-	rm -rf bin build/out build/worker public/dynosim.wasm public/ui.wasm public/*.wasm.gz public/wasm_exec.js public/vugu-render.js public/uplot ui/0_components_gen.go test-artifacts
+	rm -rf bin build/out build/worker public/dynosim.wasm public/ui.wasm public/*.wasm.gz public/wasm_exec.js public/vugu-render.js public/uplot public/kernels ui/0_components_gen.go test-artifacts
 
 # --- Cloudflare Worker (wasm/worker, build/; docs/worker.md) -----------------
 # `make worker` builds build/worker/ (glue + app.wasm), `make worker-dev PORT=8787`
@@ -195,6 +199,8 @@ wasm: node_modules/uplot/dist/uPlot.iife.min.js
 	$(GO) run ./internal/vugujs "$$($(GO) list -m -f '{{.Dir}}' github.com/vugu/vugu)/domrender/renderer-js-script.go" > public/vugu-render.js
 	mkdir -p public/uplot
 	cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css node_modules/uplot/LICENSE public/uplot/
+	mkdir -p public/kernels # timing.kernels: aic tables, fetched lazily (wasm/browser/kernels.go)
+	cp timing/kernels/kerneldata/*.json.gz timing/kernels/kerneldata/LICENSE timing/kernels/kerneldata/README.md public/kernels/
 	$(GO) build -o bin/dynosim ./cmd/dynosim
 
 serve: wasm
