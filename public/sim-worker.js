@@ -92,9 +92,27 @@ self.onmessage = async (ev) => {
       return;
     } else {
       const id = msg.id;
-      res = self.dynosimPredict(msg, (simTimeMs, done, total, wallMs, phase) => {
+      const progress = (simTimeMs, done, total, wallMs, phase) => {
         self.postMessage({ id, type: "progress", simTimeMs, done, total, wallMs, phase });
-      });
+      };
+      res = self.dynosimPredict(msg, progress);
+      // timing.kernels: aic: the run asks for the kernel table its GPU and
+      // engine need; fetch it (kernels/NAME.json.gz beside the wasm, null
+      // when none was published) and run again (wasm/browser/kernels.go).
+      for (let tries = 0; res && res.needKernelTable !== undefined && tries < 4; tries++) {
+        const name = res.needKernelTable;
+        let data = null;
+        try {
+          const r = await fetch(new URL("kernels/" + name, self.location.href));
+          if (r.ok) data = new Uint8Array(await r.arrayBuffer());
+          else if (r.status !== 404) throw new Error("HTTP " + r.status);
+        } catch (err) {
+          res = { error: "timing.kernels: could not load the kernel table " + name + ": " + ((err && err.message) || err) };
+          break;
+        }
+        msg.kernelTables = Object.assign({}, msg.kernelTables, { [name]: data });
+        res = self.dynosimPredict(msg, progress);
+      }
     }
   } catch (err) {
     failure = (err && err.message) || String(err);

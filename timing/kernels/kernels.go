@@ -188,6 +188,11 @@ func checkSeries(x, ms []float64) error {
 	return nil
 }
 
+// FileName is the file a table of gpu (timing.KernelTableGPU) under engine
+// is shipped in: kerneldata embeds them for the CLI, and the page fetches
+// them from kernels/<FileName> beside its wasm.
+func FileName(gpu, engine string) string { return gpu + "-" + engine + ".json.gz" }
+
 // Label names the table for reports: "aic vllm 0.24.0 h100_sxm".
 func (t *Table) Label() string {
 	v := ""

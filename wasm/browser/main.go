@@ -10,6 +10,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"syscall/js"
 	"time"
@@ -62,6 +63,7 @@ func predict(this js.Value, args []js.Value) (result any) {
 		ProfileName:       stringOr(req.Get("profileName"), "profile.npz"),
 		ModelConfigName:   stringOr(req.Get("modelName"), "config.json"),
 		CapturePerRequest: req.Get("capturePerRequest").Truthy(),
+		KernelTable:       kernelTableFrom(req), // timing.kernels: aic (kernels.go)
 	}
 	if w := req.Get("watch"); w.Type() == js.TypeNumber {
 		// (a uuid beyond 2^53 cannot come from JavaScript as a number)
@@ -111,6 +113,9 @@ func predict(this js.Value, args []js.Value) (result any) {
 		}
 	}
 	rep, err := sim.Predict(in, cb)
+	if need := (*needKernelTable)(nil); errors.As(err, &need) {
+		return js.ValueOf(map[string]any{"needKernelTable": need.name})
+	}
 	if err != nil {
 		return errResult(err.Error())
 	}

@@ -21,13 +21,10 @@ import (
 //go:embed *.json.gz
 var files embed.FS
 
-// FileName is the table file of gpu (timing.KernelTableGPU) under engine.
-func FileName(gpu, engine string) string { return gpu + "-" + engine + ".json.gz" }
-
 // Table returns the uncompressed table of gpu under engine; ok is false
 // when none was compiled.
 func Table(gpu, engine string) (b []byte, ok bool, err error) {
-	z, err := files.ReadFile(FileName(gpu, engine))
+	z, err := files.ReadFile(kernels.FileName(gpu, engine))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -36,7 +33,7 @@ func Table(gpu, engine string) (b []byte, ok bool, err error) {
 	}
 	b, err = Gunzip(z)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %v", FileName(gpu, engine), err)
+		return nil, false, fmt.Errorf("%s: %v", kernels.FileName(gpu, engine), err)
 	}
 	return b, true, nil
 }
@@ -70,7 +67,7 @@ var (
 func Load(gpu, engine string) (*kernels.Table, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	name := FileName(gpu, engine)
+	name := kernels.FileName(gpu, engine)
 	if t, ok := loaded[name]; ok {
 		return t, nil
 	}
