@@ -147,18 +147,22 @@ func (ix *Indexer) Apply(worker int, events []kv.Event) error {
 				}
 			}
 			for _, b := range ev.Blocks {
-				v := rs.t.ixOf(b.BlockHash)
-				if v&1 != 0 {
+				// one probe: claim finds the hash or makes its slot
+				e := &rs.t.slots[rs.t.claim(b.BlockHash)]
+				if e.ix&1 != 0 {
 					fail(ev, "block %#x stored twice", b.BlockHash)
 				}
-				rs.t.setIx(b.BlockHash, v|1)
+				e.ix |= 1
 			}
 		case kv.Removed:
 			for _, h := range ev.Removed {
-				if v := rs.t.ixOf(h); v&1 == 0 {
+				j := rs.t.find(h)
+				if j < 0 || rs.t.slots[j].ix&1 == 0 {
 					fail(ev, "removed block %#x not stored", h)
-				} else {
-					rs.t.setIx(h, v&^1) // 0: no longer indexed
+					continue
+				}
+				if rs.t.slots[j].ix &^= 1; rs.t.slots[j].ix == 0 {
+					rs.t.drop(j) // no longer indexed
 				}
 			}
 		default:
