@@ -17,6 +17,7 @@ import (
 	"github.com/dynosim/dynosim-web/core/recommend"
 	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
+	"github.com/dynosim/dynosim-web/timing/kernels/kerneldata"
 	"gopkg.in/yaml.v3"
 )
 
@@ -145,7 +146,7 @@ func prepareRecommend(cfgPath, trace string, sets []string) (*recommend.Space, *
 			p = filepath.Join(dir, p)
 		}
 		return readFile(p)
-	}}
+	}, KernelTable: kerneldata.Load} // timing.kernels: aic
 	if trace != "" {
 		if in.Trace, err = readFile(trace); err != nil {
 			return nil, nil, "", sim.Inputs{}, err
