@@ -158,6 +158,8 @@ define BUILD_WORKER
 	$(GO) tool workers-assets-gen -mode=go -o $(WORKER_OUT)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath $(PGO) -ldflags="-s -w -X main.Version=$(WORKER_VERSION)" -o $(WORKER_OUT)/app.wasm ./wasm/worker
 	cp wasm/worker/entry.mjs $(WORKER_OUT)/entry.mjs
+	mkdir -p $(WORKER_OUT)/assets/kernels # timing.kernels: aic tables (wasm/worker/kernels_js.go)
+	cp timing/kernels/kerneldata/*.json.gz $(WORKER_OUT)/assets/kernels/
 endef
 
 # `make worker` always builds (its version stamp may change without a

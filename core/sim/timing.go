@@ -101,7 +101,7 @@ func buildRoofline(cfg *config.Config, p string, role *config.Role, in Inputs) (
 func useKernelTable(r *timing.Roofline, p, hardware, backend string, in Inputs) error {
 	gpu := timing.KernelTableGPU(hardware)
 	if in.KernelTable == nil {
-		return fmt.Errorf("%s.timing.kernels: aic: no kernel tables were given to this run (the CLI and the page load them; the Worker does not yet)", p)
+		return fmt.Errorf("%s.timing.kernels: aic: no kernel tables were given to this run (the CLI embeds them, the page and the Worker fetch them; a caller of core/sim passes Inputs.KernelTable)", p)
 	}
 	t, err := in.KernelTable(gpu, backend)
 	if err != nil {

@@ -37,6 +37,7 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/recommend"
 	"github.com/dynosim/dynosim-web/core/sim"
+	"github.com/dynosim/dynosim-web/timing/kernels"
 )
 
 // Version names the product build; it is hashed into every run id so that a
@@ -71,6 +72,10 @@ type Options struct {
 	// PageURL is the DynoSim page that renders runs (share.go): stored runs
 	// are shared as PageURL?run={id}. "" (or not an http(s) URL): none.
 	PageURL string
+	// KernelTable gives `timing.kernels: aic` runs their measured kernel
+	// table (sim.Inputs.KernelTable; in Workers from the static assets,
+	// kernels_js.go). Nil: the key is refused.
+	KernelTable func(gpu, engine string) (*kernels.Table, error)
 }
 
 // Defaults of the options left zero.
@@ -267,6 +272,7 @@ func (h *Handler) run(in *inputs) ([]byte, error) {
 		ModelConfigName: in.modelName,
 		Watch:           in.watch,
 		Limits:          h.opt.Limits,
+		KernelTable:     h.opt.KernelTable,
 	}, nil)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,11 @@ func main() {
 	if ns := env.Get(KVBinding); ns.Truthy() {
 		store = &kvStore{ns: ns, ttl: envInt(env, "RUN_TTL_SECONDS", 0)}
 	}
-	workers.Serve(streamBodies{NewHandler(store, optionsFromEnv(env))})
+	opts := optionsFromEnv(env)
+	if assets := env.Get(AssetsBinding); assets.Truthy() {
+		opts.KernelTable = assetKernelTable(assets) // timing.kernels: aic (kernels_js.go)
+	}
+	workers.Serve(streamBodies{NewHandler(store, opts)})
 }
 
 // streamBodies replaces syumai/workers' request body reader with

@@ -40,6 +40,9 @@ export async function startWorkerd(kvDir, vars = {}) {
     compatibilityDate: wcfg.compatibility_date,
     kvNamespaces: wcfg.kv_namespaces.map((k) => k.binding),
     kvPersist: kvDir,
+    // The static assets (the kernel tables of timing.kernels: aic) as
+    // wrangler.jsonc declares them.
+    ...(wcfg.assets ? { assets: { directory: path.join(root, 'build', wcfg.assets.directory), binding: wcfg.assets.binding, routerConfig: { has_user_worker: true } } } : {}),
     bindings: { ...wcfg.vars, ...vars },
     host: '127.0.0.1',
     port: await freePort(),
