@@ -8,7 +8,7 @@
 // (`make worker` first; wrangler and Miniflare reach nothing beyond
 // loopback, see the Makefile's WRANGLER_ENV.)
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { root, startWorkerd } from './workerd.mjs';
@@ -36,13 +36,33 @@ optimization: {target: throughput_per_gpu, constraints: {max_candidate_gpus: 16}
 optimizer: {algorithm: exhaustive}
 `);
 
+// workerdCPU is the CPU seconds (user + system) of the running workerd
+// processes (Linux /proc; 0 elsewhere).
+function workerdCPU() {
+  if (!existsSync('/proc/self/stat')) return 0;
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!st.includes('(workerd)')) continue;
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime
+    } catch { /* gone */ }
+  }
+  return ticks / 100; // USER_HZ
+}
+
 function recommend(dir, ...args) {
-  const t0 = performance.now();
-  const r = spawnSync(cli, ['recommend', '-c', 'rec.yaml', '--quiet', '--output-dir', dir, ...args], { cwd: tmp, encoding: 'utf8', timeout: 1800000 });
+  const t0 = performance.now(), w0 = workerdCPU();
+  const time = existsSync('/usr/bin/time') ? ['/usr/bin/time', '-f', '%U %S', '-o', path.join(tmp, dir + '.cpu')] : [];
+  const argv = [...time, cli, 'recommend', '-c', 'rec.yaml', '--quiet', '--output-dir', dir, ...args];
+  const r = spawnSync(argv[0], argv.slice(1), { cwd: tmp, encoding: 'utf8', timeout: 1800000 });
   if (r.status !== 0) throw new Error(`recommend ${args.join(' ')}: exit ${r.status}: ${r.stderr}`);
   const ms = performance.now() - t0;
+  const cpu = time.length ? readFileSync(path.join(tmp, dir + '.cpu'), 'utf8').trim().split(/\s+/).reduce((a, x) => a + Number(x), 0) : NaN;
   const l = JSON.parse(readFileSync(path.join(tmp, dir, 'recommendation.json'), 'utf8'));
-  console.log(`${dir}: ${l.candidates.length} trials (${l.counts.feasible} feasible), ${(ms / 1000).toFixed(1)} s wall; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`${dir}: ${l.candidates.length} trials (${l.counts.feasible} feasible), ${(ms / 1000).toFixed(1)} s wall, CPU: CLI ${cpu.toFixed(1)} s, workerd ${(workerdCPU() - w0).toFixed(1)} s; ` +
+    `load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   return readFileSync(path.join(tmp, dir, 'recommendation.json'), 'utf8');
 }
 
