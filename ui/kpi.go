@@ -157,8 +157,12 @@ type BadgePool struct {
 }
 
 // timingLabel names a pool's timing, with the profile it was read from:
-// "default timing", "profile timing (perf_data.npz)".
+// "default timing", "profile timing (perf_data.npz)", "default timing (aic
+// vllm 0.24.0 h100_sxm)".
 func timingLabel(p schema.PoolDeployment) string {
+	if p.TimingKernels != "" { // timing.kernels: aic (issue 33 item 3)
+		return fmt.Sprintf("%s timing (%s)", p.Timing, p.TimingKernels)
+	}
 	if p.TimingProfile != "" {
 		return fmt.Sprintf("%s timing (%s)", p.Timing, p.TimingProfile)
 	}

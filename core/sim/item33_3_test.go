@@ -62,6 +62,9 @@ func TestItem33_3KernelsKnob(t *testing.T) {
 	if pool.TimingKernels != "aic vllm 0.24.0 h100_sxm" {
 		t.Errorf("timing_kernels %q", pool.TimingKernels)
 	}
+	if !strings.HasSuffix(pool.Validation, " (measured with kernels: curves)") {
+		t.Errorf("validation %q does not say it was measured on the curves", pool.Validation)
+	}
 	if bytes.Equal(base, aic) {
 		t.Errorf("kernels: aic priced nothing differently")
 	}

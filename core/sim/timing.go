@@ -282,6 +282,9 @@ func deployment(cfg *config.Config, r role, in Inputs, roof *timing.Roofline, ec
 	}
 	if r.Timing.Kernels == "aic" && kind == "default" {
 		d.TimingKernels = roof.KernelSource()
+		// The validation figures were measured with the fitted curves
+		// (docs/timing.md gives the tables' own).
+		d.Validation += " (measured with kernels: curves)"
 	}
 	if d.Fits {
 		return d, "", nil

@@ -57,6 +57,8 @@ test("timing.kernels: aic: the page fetches one table lazily and reports what th
   assert.equal(rep.deployment.pools[0].timing_kernels, "aic vllm 0.24.0 h100_sxm");
   const want = stripWall(cli(YAML("h100_sxm")));
   assert.deepEqual(stripWall(rep), want);
+  // The timing badge names the table.
+  await page.waitForFunction(() => document.body.textContent.includes("default timing (aic vllm 0.24.0 h100_sxm)"), null, { timeout: ACTION_MS });
   assert.deepEqual(page.pageErrors, []);
   await page.close();
 });
