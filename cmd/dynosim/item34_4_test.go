@@ -193,3 +193,20 @@ func TestItem34_4EndpointsPick(t *testing.T) {
 		t.Fatalf("attempts %d", p.attempts())
 	}
 }
+
+// Issue 34 item 4: when no URL answers, the search ends (exit 2) after
+// remoteAttempts + URLs − 1 posts, every URL tried, the error naming the
+// URL of the last one.
+func TestItem34_4RemoteAllDown(t *testing.T) {
+	a, b := newFakeWorker(t), newFakeWorker(t)
+	a.dead.Store(1)
+	b.dead.Store(1)
+	code, err := remoteRecommend(t, a.srv.URL+","+b.srv.URL)
+	if code != 2 || err == nil {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	msg := oneLine(err.Error())
+	if !strings.Contains(msg, "4 attempts") || !strings.Contains(msg, "--remote http://127.0.0.1:") || strings.Contains(msg, "no feasible") {
+		t.Fatalf("error %q: want 4 attempts naming a --remote URL", msg)
+	}
+}
