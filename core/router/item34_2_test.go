@@ -2,6 +2,7 @@ package router
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dynosim/dynosim-web/kv"
@@ -327,5 +328,83 @@ func BenchmarkItem34_2Place(b *testing.B) {
 			r.Finished(ids[0], timing.Time(id))
 			ids = ids[1:]
 		}
+	}
+}
+
+// TestItem34_2HeldRequestsReuseHashes: a held request offered again reuses
+// the block hashes it was held with; a router forced to hash every offer
+// afresh makes the same placements, holds and queue order.
+func TestItem34_2HeldRequestsReuseHashes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy string
+		seed   uint64
+	}{{"fcfs", "fcfs", 1}, {"wspt", "wspt", 2}, {"lcfs", "lcfs", 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := KVConfig{Cost: DefaultCostConfig(), BlockSize: 4, Seed: tc.seed, UseEvents: true,
+				Threshold: 0.5, MaxBatchedTokens: 64, QueuePolicy: tc.policy}
+			reuse, _ := NewKV(cfg)
+			fresh, _ := NewKV(cfg)
+			v := view{1, 1}
+			rng := rand.New(rand.NewPCG(tc.seed, 3))
+			prompts := map[uint64][]uint32{}
+			var held, active []uint64
+			offer := func(id uint64, now timing.Time) bool {
+				for _, q := range fresh.queued { // forget the hashes: Place hashes again
+					q.hashes = nil
+				}
+				if q, ok := fresh.queued[id]; ok {
+					q.isl = -1 // not the prompt's length: the rehash path
+					fresh.queued[id] = q
+				}
+				p1, ok1 := reuse.Place(&Request{ID: id, Now: now, Prompt: prompts[id]}, v)
+				p2, ok2 := fresh.Place(&Request{ID: id, Now: now, Prompt: prompts[id]}, v)
+				if p1 != p2 || ok1 != ok2 || !slices.Equal(reuse.cands, fresh.cands) {
+					t.Fatalf("request %d: reuse %v %v, fresh %v %v\n%+v\n%+v", id, p1, ok1, p2, ok2, reuse.cands, fresh.cands)
+				}
+				return ok1
+			}
+			heldCount := 0
+			for id := uint64(1); id <= 300; id++ {
+				now := timing.Time(id) * 1e6
+				p := make([]uint32, 8+rng.IntN(24))
+				for i := range p {
+					p[i] = uint32(rng.IntN(3)*100 + i)
+				}
+				prompts[id] = p
+				if offer(id, now) {
+					active = append(active, id)
+				} else {
+					held = append(held, id)
+					heldCount++
+				}
+				if len(active) > 0 && rng.IntN(2) == 0 { // a request progresses
+					i := rng.IntN(len(active))
+					done := active[i]
+					finish := rng.IntN(2) == 0
+					for _, r := range []*KV{reuse, fresh} {
+						r.PrefillDone(done, now)
+						if finish {
+							r.Finished(done, now)
+						}
+					}
+					active = append(active[:i], active[i+1:]...)
+				}
+				for len(held) > 0 { // a pass ended: offer the held ones in queue order
+					i1, i2 := reuse.Next(held), fresh.Next(held)
+					if i1 != i2 {
+						t.Fatalf("queue order: reuse %d, fresh %d", i1, i2)
+					}
+					if !offer(held[i1], now) {
+						break
+					}
+					active = append(active, held[i1])
+					held = append(held[:i1], held[i1+1:]...)
+				}
+			}
+			if heldCount == 0 {
+				t.Fatal("nothing was held: the test tests nothing")
+			}
+		})
 	}
 }

@@ -61,6 +61,7 @@ type rankLoad struct {
 
 type queuedSeq struct {
 	isl, cached int
+	hashes      []uint64 // its prompt's block hashes, reused when it is offered again
 	arrival     timing.Time
 	jump        float64 // max(priority, 0): seconds of arrival credit (spec §10.11)
 	strict      uint32
@@ -104,7 +105,15 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 	if !r.cfg.UseEvents {
 		r.idx.Expire(q.Now)
 	}
-	r.hashes = r.idx.Hashes(q.Prompt, r.hashes[:0])
+	held, wasHeld := r.queued[q.ID]
+	if wasHeld && held.isl == len(q.Prompt) {
+		// A held request offered again (at every pass end while all
+		// workers are busy) has the same prompt: hashing it again was
+		// most of a queued replay's CPU (issue 34 item 2).
+		r.hashes = append(r.hashes[:0], held.hashes...)
+	} else {
+		r.hashes = r.idx.Hashes(q.Prompt, r.hashes[:0])
+	}
 	isl := len(q.Prompt)
 	r.cands = r.cands[:0]
 	for w := range v.Workers() {
@@ -147,8 +156,15 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		for i := range r.cands {
 			best = max(best, r.cands[i].Cached)
 		}
-		r.hold(q, queuedSeq{isl: isl, cached: best})
+		kept := held.hashes
+		if !wasHeld || held.isl != isl {
+			kept = append([]uint64(nil), r.hashes...)
+		}
+		r.hold(q, queuedSeq{isl: isl, cached: best, hashes: kept})
 		return Placement{}, false
+	}
+	if wasHeld {
+		r.spare = append(r.spare, held.hashes[:0])
 	}
 	r.unhold(q.ID)
 	c := &r.cands[i]
