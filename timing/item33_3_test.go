@@ -35,8 +35,9 @@ func TestItem33_3FallbackOnlyWhereUncovered(t *testing.T) {
 		{"llama-3.1-8b", "h100_sxm", "vllm", "", 1, "aic vllm 0.24.0 h100_sxm"},
 		{"llama-3.1-8b", "h100_sxm", "sglang", "fp8", 1, "aic sglang 0.5.14 h100_sxm"},
 		{"llama-3.1-70b", "h200_sxm", "trtllm", "", 4, "(curves: collectives)"},
-		{"qwen3-30b-a3b", "b200", "vllm", "", 1, "(curves: moe experts)"},
-		{"deepseek-v3", "h200_sxm", "vllm", "", 8, "(curves: gemm 1 of 7, context attention, generation attention, moe experts, collectives)"},
+		{"qwen3-30b-a3b", "b200", "vllm", "", 1, "aic vllm 0.24.0 b200_sxm"},
+		{"qwen3-30b-a3b", "l40s", "vllm", "fp8", 2, "aic vllm 0.24.0 l40s (curves: collectives)"},
+		{"deepseek-v3", "h200_sxm", "vllm", "", 8, "(curves: gemm 1 of 7, context attention, generation attention, collectives)"},
 		{"llama-3.1-8b", "b200", "vllm", "fp4", 1, "(curves: gemm 4 of 5)"},
 		{"llama-3.1-8b", "rtx_pro_6000", "vllm", "", 1, "aic vllm 0.24.0 rtx_pro_6000_server"},
 		{"llama-2-7b", "a100_80gb", "vllm", "", 2, "aic vllm 0.14.0 a100_sxm (curves: generation attention, collectives)"},
@@ -78,7 +79,9 @@ func TestItem33_3FallbackOnlyWhereUncovered(t *testing.T) {
 			} else {
 				want += r.curves.GEMMMs(1, r.lmHead.n, r.lmHead.k, 2, r.GPU)
 			}
-			if m := &r.Model; m.IsMoE() { // the routed experts stay on the curves
+			if m := &r.Model; m.IsMoE() && r.kt.moe != nil { // the routed experts: measured per layer
+				want += float64(m.moeLayers()) * r.kt.moe.Ms(tokens)
+			} else if m.IsMoE() { // else on the curves
 				want += curves.gemmMs(tokens, 1) - curves.denseGEMMMs(tokens, 1)
 			}
 			if got := r.gemmMs(tokens, 1); math.Abs(got-want) > 1e-9*want {

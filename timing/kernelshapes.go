@@ -12,6 +12,9 @@ type KernelShapes struct {
 	// Heads, KVHeads and HeadDim are one GPU's attention layout; zero for
 	// MLA models, whose attention no table covers.
 	Heads, KVHeads, HeadDim int
+	// MoE is the routed experts' layer layout (Hidden, Inter, TopK,
+	// Experts, TP, EP); zero for a dense model.
+	MoE [6]int
 }
 
 // KernelShapes lists this model's table-coverable shapes.
@@ -24,6 +27,9 @@ func (r *Roofline) KernelShapes() KernelShapes {
 	}
 	if n, kk, ok := intShape(r.lmHead); ok {
 		s.GEMM = append(s.GEMM, [2]int{n, kk})
+	}
+	if m := &r.Model; m.IsMoE() {
+		s.MoE = [6]int{m.Hidden, m.MoEIntermediate, m.ExpertsPerToken, m.Experts, r.Par.MoETensor, r.Par.MoEExpert}
 	}
 	if m := &r.Model; !m.IsMLA() {
 		tp := r.Par.Tensor

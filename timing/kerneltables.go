@@ -17,6 +17,7 @@ type kernelTables struct {
 	lmHead *kernels.GEMM
 	ctx    *kernels.Context
 	gen    *kernels.Gen
+	moe    *kernels.MoE // the routed experts of a MoE layer
 }
 
 // KernelTableGPU is the GPU whose kernel table prices gpu: the RTX PRO
@@ -51,6 +52,10 @@ func (r *Roofline) UseKernelTable(t *kernels.Table) error {
 			kt.ctx = t.FindContext(s.Heads, s.KVHeads, s.HeadDim, kvd)
 			kt.gen = t.FindGeneration(s.Heads, s.KVHeads, s.HeadDim, kvd)
 		}
+	}
+	if s := r.KernelShapes(); s.MoE[0] > 0 && dtype != "" {
+		e := s.MoE
+		kt.moe = t.FindMoE(dtype, e[0], e[1], e[2], e[3], e[4], e[5])
 	}
 	r.kt = kt
 	for i := range r.memo {
@@ -98,7 +103,7 @@ func (r *Roofline) KernelSource() string {
 	if kt.gen == nil {
 		fb = append(fb, "generation attention")
 	}
-	if r.Model.IsMoE() {
+	if r.Model.IsMoE() && kt.moe == nil {
 		fb = append(fb, "moe experts")
 	}
 	if r.Par.Tensor > 1 || r.Par.AttentionData > 1 || r.Par.MoEExpert > 1 {

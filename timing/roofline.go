@@ -287,6 +287,9 @@ func (r *Roofline) gemmMs(tokens, outTokens float64) float64 {
 		// Routed experts: a grouped GEMM per projection reads the experts
 		// the batch touches and computes every token's top-k of them.
 		moeTokens := tokens * float64(r.Par.AttentionData)
+		if r.kt != nil && r.kt.moe != nil { // measured (kerneltables.go)
+			return ms + float64(m.moeLayers())*r.kt.moe.Ms(moeTokens)
+		}
 		e, peak, _ := r.curves.gemmPath(r.weightBytes, r.GPU)
 		bytes := r.routedParams * r.touchedExperts(moeTokens) * r.weightBytes
 		active := float64(m.moeLayers()) * float64(m.ExpertsPerToken) * m.expertParams() / float64(r.Par.MoETensor*r.Par.MoEExpert)

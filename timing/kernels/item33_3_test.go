@@ -63,11 +63,11 @@ func TestItem33_3TablesReproduceSourceRows(t *testing.T) {
 		if tb == nil {
 			t.Fatalf("row %d: no table %s-%s", i+2, r[0], r[1])
 		}
-		n := make([]float64, 5)
+		n := make([]float64, 7)
 		for j := range n {
 			n[j], _ = strconv.ParseFloat(r[4+j], 64)
 		}
-		want, _ := strconv.ParseFloat(r[9], 64)
+		want, _ := strconv.ParseFloat(r[11], 64)
 		var got float64
 		switch kind, dt := r[2], r[3]; kind {
 		case "gemm":
@@ -88,6 +88,12 @@ func TestItem33_3TablesReproduceSourceRows(t *testing.T) {
 				t.Fatalf("row %d: %v: no grid", i+2, r)
 			}
 			got = kernels.GenAt(g, n[3], n[4])
+		case "moe":
+			m := tb.FindMoE(dt, int(n[0]), int(n[1]), int(n[2]), int(n[3]), int(n[4]), int(n[5]))
+			if m == nil {
+				t.Fatalf("row %d: %v: no curve", i+2, r)
+			}
+			got = m.Ms(n[6])
 		default:
 			t.Fatalf("row %d: kind %q", i+2, kind)
 		}
@@ -102,7 +108,7 @@ func TestItem33_3TablesReproduceSourceRows(t *testing.T) {
 	}
 	// Every table is sampled in every kernel family it has.
 	for key, tb := range tables {
-		for kind, have := range map[string]int{"gemm": len(tb.GEMM), "context": len(tb.Context), "generation": len(tb.Generation)} {
+		for kind, have := range map[string]int{"gemm": len(tb.GEMM), "context": len(tb.Context), "generation": len(tb.Generation), "moe": len(tb.MoE)} {
 			if have > 0 && perTable[key][kind] == 0 {
 				t.Errorf("%s: no %s source rows sampled", key, kind)
 			}

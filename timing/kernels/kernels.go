@@ -34,6 +34,9 @@
 //     spread ±10 % around it (AIC's smoothing of a decode batch's drifting
 //     lengths); outside the grid the boundary utilisation is held (speed
 //     of light taken as the KV bytes, ∝ batch·length).
+//   - MoE: a layer's routed experts over the tokens entering it (AIC's
+//     balanced routing), a straight line between measured token counts,
+//     the boundary utilisation held beyond them.
 //
 // Differences from AIC, all deliberate: speed of light uses the timing
 // catalog's peak FLOPS and bandwidth (written into the table) rather than
@@ -61,6 +64,7 @@ type Table struct {
 	GEMM       []GEMM     `json:"gemm"`
 	Context    []Context  `json:"context_attention"`
 	Generation []Gen      `json:"generation_attention"`
+	MoE        []MoE      `json:"moe"`
 }
 
 // Provenance names where a table's numbers come from.
@@ -118,6 +122,37 @@ type Gen struct {
 	Rows    []Series `json:"rows"` // Key = batch; X = KV length
 }
 
+// MoE is one MoE layer's routed experts (AIC's moe op: the grouped expert
+// GEMMs of a layer) over the tokens entering it, with tokens routed evenly
+// (AIC's "balanced" distribution, the roofline's uniform-routing
+// assumption).
+type MoE struct {
+	DType   string `json:"dtype"` // bf16 or fp8
+	Hidden  int    `json:"hidden"`
+	Inter   int    `json:"inter"` // one expert's intermediate size
+	TopK    int    `json:"topk"`
+	Experts int    `json:"experts"`
+	TP      int    `json:"moe_tp"`
+	EP      int    `json:"moe_ep"`
+	Curve   Series `json:"curve"` // X = tokens; Key unused
+}
+
+// Ms is the layer's latency over tokens: straight lines between measured
+// token counts, the first held below them, the boundary utilisation held
+// beyond (speed of light taken as the FLOPs, ∝ tokens).
+func (m *MoE) Ms(tokens float64) float64 { return m.Curve.at(tokens, identity) }
+
+// FindMoE returns the MoE curve of a layer layout, or nil.
+func (t *Table) FindMoE(dtype string, hidden, inter, topk, experts, tp, ep int) *MoE {
+	for i := range t.MoE {
+		if m := &t.MoE[i]; m.DType == dtype && m.Hidden == hidden && m.Inter == inter && m.TopK == topk &&
+			m.Experts == experts && m.TP == tp && m.EP == ep {
+			return m
+		}
+	}
+	return nil
+}
+
 // Series is one measured row of a grid: latency Ms at each X.
 type Series struct {
 	Key float64   `json:"key"`
@@ -150,6 +185,11 @@ func Decode(b []byte) (*Table, error) {
 	for i, g := range t.Generation {
 		if err := checkRows(g.Rows); err != nil {
 			return nil, fmt.Errorf("kernel table %s-%s: generation attention %d: %v", t.GPU, t.Engine, i, err)
+		}
+	}
+	for i, m := range t.MoE {
+		if err := checkSeries(m.Curve.X, m.Curve.Ms); err != nil {
+			return nil, fmt.Errorf("kernel table %s-%s: moe %d: %v", t.GPU, t.Engine, i, err)
 		}
 	}
 	return &t, nil

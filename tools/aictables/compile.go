@@ -125,7 +125,7 @@ func compileGEMM(b []byte, sh shapes, peak kernels.Peak) ([]kernels.GEMM, error)
 		if _, dup := c[m]; !dup {
 			c[m] = t.float(row, "latency")
 			if sh.gemm[[3]int{dtypeIndex(d), s.n, s.k}] {
-				samples.add("gemm", fmt.Sprintf("%s,%d,%d,%d,0,0", d, s.n, s.k, int(m)), c[m])
+				samples.add("gemm", fmt.Sprintf("%s,%d,%d,%d,0,0,0,0", d, s.n, s.k, int(m)), c[m])
 			}
 		}
 	}
@@ -255,7 +255,7 @@ func compileAttention(b []byte, sh shapes, gen bool) ([]kernels.Context, []kerne
 			if gen {
 				kind = "generation"
 			}
-			samples.add(kind, fmt.Sprintf("%s,%d,%d,%d,%g,%g", kvd, h, kv, hd, r, x), grids[k][r][x])
+			samples.add(kind, fmt.Sprintf("%s,%d,%d,%d,%g,%g,0,0", kvd, h, kv, hd, r, x), grids[k][r][x])
 		}
 	}
 	keys := make([]key, 0, len(grids))
@@ -303,4 +303,91 @@ func seriesOf(g map[float64]map[float64]float64) []kernels.Series {
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Key < rows[j].Key })
 	return rows
+}
+
+// compileMoE keeps the catalog's MoE layer layouts under the balanced
+// distribution (uniform routing, as the roofline assumes). fp8 is AIC's
+// per-tensor "fp8" where measured, else its block-scaled "fp8_block"
+// (DeepSeek's checkpoint format); the first row of a repeated key wins.
+func compileMoE(b []byte, sh shapes) ([]kernels.MoE, error) {
+	t, err := readParquet(b)
+	if err != nil {
+		return nil, err
+	}
+	type key = [7]int
+	curves := map[string]map[key]map[float64]float64{} // AIC dtype → key → tokens → ms
+	type point struct {
+		d string
+		k key
+		x float64
+	}
+	var read []point // in file order, for the samples of the curves kept
+	for _, row := range t.rows {
+		if t.str(row, "distribution") != "balanced" {
+			continue
+		}
+		d := t.str(row, "moe_dtype")
+		di := 0
+		switch d {
+		case "bfloat16":
+		case "fp8", "fp8_block":
+			di = 1
+		default:
+			continue
+		}
+		k := key{di, t.int(row, "hidden_size"), t.int(row, "inter_size"), t.int(row, "topk"), t.int(row, "num_experts"),
+			t.int(row, "moe_tp_size"), t.int(row, "moe_ep_size")}
+		if !sh.moe[k] {
+			continue
+		}
+		if curves[d] == nil {
+			curves[d] = map[key]map[float64]float64{}
+		}
+		if curves[d][k] == nil {
+			curves[d][k] = map[float64]float64{}
+		}
+		x := float64(t.int(row, "num_tokens"))
+		if _, dup := curves[d][k][x]; !dup {
+			curves[d][k][x] = t.float(row, "latency")
+			read = append(read, point{d, k, x})
+		}
+	}
+	var out []kernels.MoE
+	kept := map[key]string{}
+	for _, k := range sortedMoE(sh.moe) {
+		d := [2]string{"bfloat16", "fp8"}[k[0]]
+		if curves[d][k] == nil && k[0] == 1 {
+			d = "fp8_block"
+		}
+		c := curves[d][k]
+		if c == nil {
+			continue
+		}
+		kept[k] = d
+		s := seriesOf(map[float64]map[float64]float64{0: c})[0]
+		out = append(out, kernels.MoE{DType: dtypeNames[k[0]], Hidden: k[1], Inter: k[2], TopK: k[3], Experts: k[4], TP: k[5], EP: k[6], Curve: s})
+	}
+	for _, r := range read {
+		if kept[r.k] == r.d {
+			k := r.k
+			samples.add("moe", fmt.Sprintf("%s,%d,%d,%d,%d,%d,%d,%d", dtypeNames[k[0]], k[1], k[2], k[3], k[4], k[5], k[6], int(r.x)), curves[r.d][k][r.x])
+		}
+	}
+	return out, nil
+}
+
+func sortedMoE(m map[[7]int]bool) [][7]int {
+	var ks [][7]int
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		for x := range ks[i] {
+			if ks[i][x] != ks[j][x] {
+				return ks[i][x] < ks[j][x]
+			}
+		}
+		return false
+	})
+	return ks
 }

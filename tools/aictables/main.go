@@ -92,7 +92,7 @@ func main() {
 			if err := os.WriteFile(name, z.Bytes(), 0o644); err != nil {
 				log.Fatal(err)
 			}
-			log.Printf("%s: %d gemm, %d context, %d generation, %d bytes", name, len(t.GEMM), len(t.Context), len(t.Generation), z.Len())
+			log.Printf("%s: %d gemm, %d context, %d generation, %d moe, %d bytes", name, len(t.GEMM), len(t.Context), len(t.Generation), len(t.MoE), z.Len())
 		}
 	}
 	if *sampleFile != "" {
@@ -177,15 +177,20 @@ func versionKey(v string) []int {
 type shapes struct {
 	gemm map[[3]int]bool // dtype index (0 bf16, 1 fp8), n, k
 	attn map[[3]int]bool // heads, kv heads, head dim per GPU
+	moe  map[[7]int]bool // dtype index, hidden, inter, topk, experts, moe tp, moe ep
 }
 
 func catalogShapes(gpu string) shapes {
-	s := shapes{gemm: map[[3]int]bool{}, attn: map[[3]int]bool{}}
+	s := shapes{gemm: map[[3]int]bool{}, attn: map[[3]int]bool{}, moe: map[[7]int]bool{}}
 	for _, model := range timing.ModelNames() {
 		for _, tp := range []int{1, 2, 4, 8} {
-			for di, dtype := range []string{"bf16", "fp8"} {
-				r, err := timing.NewRoofline(timing.RooflineSpec{Model: model, Hardware: gpu, DType: dtype,
-					Parallelism: timing.Parallelism{Tensor: tp}})
+			for li, di := range []int{0, 1, 0, 1} {
+				dtype := dtypeNames[di]
+				par := timing.Parallelism{Tensor: tp}
+				if li >= 2 { // experts split expert-parallel instead
+					par.MoETensor, par.MoEExpert = 1, tp
+				}
+				r, err := timing.NewRoofline(timing.RooflineSpec{Model: model, Hardware: gpu, DType: dtype, Parallelism: par})
 				if err != nil {
 					continue // e.g. fp8 on a GPU without FP8 tensor cores, or TP not dividing the heads
 				}
@@ -199,6 +204,9 @@ func catalogShapes(gpu string) shapes {
 				}
 				if ks.Heads > 0 {
 					s.attn[[3]int{ks.Heads, ks.KVHeads, ks.HeadDim}] = true
+				}
+				if e := ks.MoE; e[0] > 0 {
+					s.moe[[7]int{di, e[0], e[1], e[2], e[3], e[4], e[5]}] = true
 				}
 			}
 		}
@@ -272,6 +280,14 @@ func compile(g *git, files []string, gpu, system, engine string) (*kernels.Table
 	if b != nil {
 		if _, t.Generation, err = compileAttention(b, sh, true); err != nil {
 			return nil, fmt.Errorf("generation attention: %v", err)
+		}
+	}
+	if b, err = read("moe", "moe_perf.parquet"); err != nil {
+		return nil, err
+	}
+	if b != nil {
+		if t.MoE, err = compileMoE(b, sh); err != nil {
+			return nil, fmt.Errorf("moe: %v", err)
 		}
 	}
 	if len(t.GEMM)+len(t.Context)+len(t.Generation) == 0 {

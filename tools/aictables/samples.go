@@ -32,5 +32,5 @@ func (s *sampler) start(gpu, engine string) {
 }
 
 func (s *sampler) csv() string {
-	return fmt.Sprintf("gpu,engine,kind,dtype,a,b,c,d,e,latency_ms\n%s\n", strings.Join(s.lines, "\n"))
+	return fmt.Sprintf("gpu,engine,kind,dtype,a,b,c,d,e,f,g,latency_ms\n%s\n", strings.Join(s.lines, "\n"))
 }
