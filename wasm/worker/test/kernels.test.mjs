@@ -64,6 +64,15 @@ test('timing.kernels: aic: the Worker prices from the asset tables as the CLI do
   assert.equal(normalize(body), normalize(want));
 });
 
+test('timing.kernels: aic: a MoE model (its experts from moe_perf) as the CLI does', async () => {
+  const cfg = AIC.replace('model: llama-3.1-8b', 'model: qwen3-30b-a3b');
+  assert.notEqual(cfg, AIC);
+  const { r, body } = await predict(cfg);
+  assert.equal(r.status, 200, body);
+  assert.equal(JSON.parse(body).deployment.pools[0].timing_kernels, 'aic vllm 0.24.0 h100_sxm');
+  assert.equal(normalize(body), normalize(cliJSON(cfg)));
+});
+
 test('timing.kernels: aic on a GPU AIC did not measure is refused naming the key', async () => {
   const { r, body } = await predict(AIC.replace('hardware: h100_sxm', 'hardware: rtx_4090'));
   assert.equal(r.status, 400, body);
