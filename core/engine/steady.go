@@ -44,8 +44,10 @@ func (c *Core) stepSteady(now timing.Time) *Pass {
 	for _, s := range c.running {
 		// schedule: one decode token, its room already held (steady).
 		before := s.computed
-		c.kv.Allocate(&s.lease, before+1, 0, s.hashes)
-		c.kv.Finalize(&s.lease, before, before+1, s.hashes, s.locals)
+		if !c.kv.Quiet(&s.lease, before) { // most tokens: both calls would do nothing
+			c.kv.Allocate(&s.lease, before+1, 0, s.hashes)
+			c.kv.Finalize(&s.lease, before, before+1, s.hashes, s.locals)
+		}
 		s.pass, s.passTokens, s.passPrompt, s.passPre = c.passID, 1, 0, s.promptLen
 		s.computed = before + 1
 		// emit: every request is ready.

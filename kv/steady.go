@@ -1,0 +1,13 @@
+package kv
+
+// Quiet reports whether computing one more token of lease l, from before
+// computed tokens, asks nothing of the manager: no claim to give back, the
+// token's block already held and not filled by it, and nothing left to
+// finalize, so Allocate(l, before+1, …) and Finalize(l, before, before+1,
+// …) would change nothing. The engine's steady decode passes skip both
+// calls then (issue 34 item 1): one token per request per pass.
+func (m *Manager) Quiet(l *Lease, before int) bool {
+	after := before + 1
+	return l.claim == 0 && after%m.BlockSize != 0 && (after+m.BlockSize-1)/m.BlockSize <= len(l.Slots) &&
+		(!m.Caching || l.finalized >= after/m.BlockSize)
+}
