@@ -60,7 +60,7 @@ func (r *Roofline) MemoryReserve(blocks, blockSize int, reserve float64) MemoryF
 // are shown unchecked.
 const (
 	RooflineChecked      = 6
-	RooflineWorstPct     = 12.6
+	RooflineWorstPct     = 12.1
 	RooflineUncheckedMax = 3
 )
 

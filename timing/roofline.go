@@ -347,7 +347,8 @@ func (r *Roofline) overheads(tokens, batch float64, graph bool) float64 {
 	if tp := r.Par.Tensor; tp > 1 {
 		// Two all-reduces per layer (after attention and after the MLP),
 		// inside the CUDA graph for decode-only passes.
-		ms += 2 * layers * AllReduceMs(g.Fabric, g.LinkBW, tp, tokens*float64(m.Hidden)*activationBytes, graph)
+		// Each also waits for the slowest rank (TPSyncMs, tpsync.go).
+		ms += 2 * layers * (AllReduceMs(g.Fabric, g.LinkBW, tp, tokens*float64(m.Hidden)*activationBytes, graph) + TPSyncMs(g.Fabric, tp))
 	}
 	if m.IsMoE() {
 		moeL := float64(m.moeLayers())

@@ -7,14 +7,14 @@ package timing
 // absolute error of mean TPOT, TTFT and E2E over the source's points
 // replayed through the simulator, and over its held-out part.
 var validated = []SourceValidation{
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 145, TPOTPct: 8.6, TTFTPct: 54.2, HeldOutPoints: 1, HeldOutTPOTPct: 1.6, HeldOutTTFTPct: 57.9},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 7.4, TTFTPct: 60.2},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 10.2, TTFTPct: 86.9, HeldOutPoints: 130, HeldOutTPOTPct: 10.2, HeldOutTTFTPct: 86.9},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 429, TPOTPct: 11.8, TTFTPct: 70.4, HeldOutPoints: 357, HeldOutTPOTPct: 11.6, HeldOutTTFTPct: 71.3},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 219, TPOTPct: 9.7, TTFTPct: 54.2, HeldOutPoints: 114, HeldOutTPOTPct: 17.8, HeldOutTTFTPct: 64.6},
-	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 5.2, TTFTPct: 3.9, HeldOutPoints: 12, HeldOutTPOTPct: 6, HeldOutTTFTPct: 6},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 144, TPOTPct: 8.7, TTFTPct: 8.4},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 6.5, TTFTPct: 29.7},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 72, TPOTPct: 12.1, TTFTPct: 7.2},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 105, TPOTPct: 8.2, TTFTPct: 12.3},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 145, TPOTPct: 9.6, TTFTPct: 54.1, HeldOutPoints: 1, HeldOutTPOTPct: 1.1, HeldOutTTFTPct: 57.8},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 7.9, TTFTPct: 60.2},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 11.5, TTFTPct: 87.4, HeldOutPoints: 130, HeldOutTPOTPct: 11.5, HeldOutTTFTPct: 87.4},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 429, TPOTPct: 10.5, TTFTPct: 69.8, HeldOutPoints: 357, HeldOutTPOTPct: 9.9, HeldOutTTFTPct: 71.1},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 219, TPOTPct: 7.9, TTFTPct: 53.5, HeldOutPoints: 114, HeldOutTPOTPct: 15, HeldOutTTFTPct: 64.3},
+	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 6, TTFTPct: 4.2, HeldOutPoints: 12, HeldOutTPOTPct: 7.2, HeldOutTTFTPct: 6.8},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 144, TPOTPct: 9.4, TTFTPct: 8.7, HeldOutPoints: 72, HeldOutTPOTPct: 6.5, HeldOutTTFTPct: 9.8},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 6.6, TTFTPct: 29.1, HeldOutPoints: 60, HeldOutTPOTPct: 5.9, HeldOutTTFTPct: 32.7},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 72, TPOTPct: 13.2, TTFTPct: 7.3, HeldOutPoints: 72, HeldOutTPOTPct: 13.2, HeldOutTTFTPct: 7.3},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 105, TPOTPct: 5.6, TTFTPct: 12.1, HeldOutPoints: 60, HeldOutTPOTPct: 5.3, HeldOutTTFTPct: 14.4},
 }

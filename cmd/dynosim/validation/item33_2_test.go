@@ -57,7 +57,7 @@ func TestItem33_2ValidateJSON(t *testing.T) {
 				t.Errorf("by_gpu[%s] keys %v", fam, got)
 			}
 		}
-		if got := keys(s["held_out"].(map[string]any)); !slices.Equal(got, []string{"by_gpu", "median_abs_error", "p90_abs_error", "points", "split"}) {
+		if got := keys(s["held_out"].(map[string]any)); !slices.Equal(got, []string{"by_gpu", "median_abs_error", "p90_abs_error", "points", "signed_tpot_by_engine", "split"}) {
 			t.Errorf("held_out keys %v", got)
 		}
 	}
@@ -108,6 +108,16 @@ func TestItem33_2ValidateJSON(t *testing.T) {
 	if !v.Sources[0].Gated || !v.Sources[1].Gated || v.Sources[0].Name != "AIConfigurator silicon_sample" {
 		t.Errorf("sources %q gated %v, %q gated %v", v.Sources[0].Name, v.Sources[0].Gated, v.Sources[1].Name, v.Sources[1].Gated)
 	}
+	// Held out: AIC's vllm +5 % and sglang +30 % TPOT; BLIS's one vllm run −10 %.
+	for _, c := range []struct {
+		src    int
+		engine string
+		want   float64
+	}{{0, "vllm", 5}, {0, "sglang", 30}, {1, "vllm", -10}} {
+		if got, ok := v.Sources[c.src].HeldOut.SignedTPOTByEngine[c.engine]; !ok || math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("source %d held-out signed TPOT %s: %v, want %v", c.src, c.engine, got, c.want)
+		}
+	}
 	doc := Markdown(rs, bl, srcs)
 	if err := CompareDoc(js, doc); err != nil {
 		t.Error(err)
@@ -119,5 +129,10 @@ func TestItem33_2ValidateJSON(t *testing.T) {
 	}
 	if err := CompareDoc(js, bad); err == nil {
 		t.Error("a changed figure went unnoticed")
+	}
+	if bad := strings.Replace(doc, "sglang +30.0%", "sglang +31.0%", 1); bad == doc {
+		t.Error("the doc has no held-out signed TPOT line")
+	} else if err := CompareDoc(js, bad); err == nil {
+		t.Error("a changed signed offset went unnoticed")
 	}
 }

@@ -1,0 +1,49 @@
+package timing
+
+import (
+	"math"
+	"testing"
+)
+
+// TestItem33_4TPSync: the sync term is PerLog2Us · log2(tp) µs per
+// collective, nothing at TP1, PCIe with P2P's for an unknown fabric; the
+// roofline pays it on each of a layer's two all-reduces in every pass.
+func TestItem33_4TPSync(t *testing.T) {
+	for _, c := range []struct {
+		f      Fabric
+		tp     int
+		wantUs float64
+	}{
+		{FabricNVLink4, 1, 0},
+		{FabricNVLink4, 2, 1.5},
+		{FabricNVLink4, 8, 4.5},
+		{FabricNVLink5, 4, 1.0},
+		{FabricNVLink3, 2, 1.5},
+		{FabricPCIeP2P, 2, 1.5},
+		{FabricPCIeNoP2P, 4, 3.0},
+		{Fabric(200), 2, 1.5},
+	} {
+		if got := 1000 * TPSyncMs(c.f, c.tp); math.Abs(got-c.wantUs) > 1e-9 {
+			t.Errorf("%s TP%d: %.3f µs, want %.3f", c.f, c.tp, got, c.wantUs)
+		}
+	}
+	for _, c := range []struct {
+		gpu string
+		tp  int
+	}{{"h100_sxm", 8}, {"b200", 2}, {"l40s", 2}, {"h100_sxm", 1}} {
+		r, err := NewRoofline(RooflineSpec{Model: "llama-3.1-70b", Hardware: c.gpu, DType: "fp8", Parallelism: Parallelism{Tensor: c.tp}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		with := [3]float64{r.DecodeMs(32, 32*2048, 2048, 0), r.PrefillMs(1, 2048, 0), r.MixedMs(1, 512, 0, 16, 16*1024, 1024, 0)}
+		old := SetTPSync(r.GPU.Fabric, TPSync{})
+		without := [3]float64{r.DecodeMs(32, 32*2048, 2048, 0), r.PrefillMs(1, 2048, 0), r.MixedMs(1, 512, 0, 16, 16*1024, 1024, 0)}
+		SetTPSync(r.GPU.Fabric, old)
+		want := 2 * float64(r.Model.Layers) * TPSyncMs(r.GPU.Fabric, c.tp)
+		for i, pass := range []string{"decode", "prefill", "mixed"} {
+			if d := with[i] - without[i]; math.Abs(d-want) > 1e-9 {
+				t.Errorf("%s TP%d %s: the term adds %.4f ms, want 2 × layers × TPSyncMs = %.4f", c.gpu, c.tp, pass, d, want)
+			}
+		}
+	}
+}
