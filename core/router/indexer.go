@@ -32,6 +32,8 @@ type Indexer struct {
 	workers   [][]rankSet  // by worker, then DP rank
 	lower     [][]lowerSet // G2 and G3 blocks by worker, then DP rank (tierindex.go)
 
+	clock uint64 // the last generation given to a changed rankSet
+
 	// Remembered hashes, in expiry order: a doubly linked list through
 	// nodes (index + 1; 0 ends it), with a free list through next.
 	nodes      []ttlNode
@@ -48,6 +50,24 @@ type rankSet struct {
 	t      blockTable // the index
 	a      activeTree // active prompt blocks (Hold, Release)
 	nextID uint64     // the next event id expected
+	gen    uint64     // changes with anything Runs or LowerOverlap reads (Gen)
+}
+
+// touch gives rs a new generation: something Runs or LowerOverlap reads of
+// it may have changed.
+func (ix *Indexer) touch(rs *rankSet) {
+	ix.clock++
+	rs.gen = ix.clock
+}
+
+// Gen is (worker, rank)'s generation: while it is unchanged, Runs and
+// LowerOverlap of the same hashes give the same results (0: nothing held
+// there). The KV router reuses a held request's runs with it.
+func (ix *Indexer) Gen(worker, rank int) uint64 {
+	if rs := ix.set(worker, rank); rs != nil {
+		return rs.gen
+	}
+	return 0
 }
 
 type ttlNode struct {
@@ -128,6 +148,7 @@ func (ix *Indexer) Apply(worker int, events []kv.Event) error {
 			continue
 		}
 		rs := ix.grow(worker, ev.DPRank)
+		ix.touch(rs)
 		if ev.ID != rs.nextID {
 			fail(ev, "event id %d expected", rs.nextID)
 		}
@@ -209,6 +230,7 @@ func (ix *Indexer) Remember(worker, rank int, hashes []uint64, now timing.Time) 
 		expiry = max(expiry, ix.nodes[ix.tail-1].expiry) // keep the list sorted
 	}
 	rs := ix.grow(worker, rank)
+	ix.touch(rs)
 	for _, h := range hashes {
 		v := rs.t.ixOf(h)
 		if n := v >> 1; n != 0 {
@@ -231,6 +253,7 @@ func (ix *Indexer) Expire(now timing.Time) {
 		n := ix.head
 		e := &ix.nodes[n-1]
 		rs := &ix.workers[e.worker][e.rank]
+		ix.touch(rs)
 		rs.t.setIx(e.hash, rs.t.ixOf(e.hash)&1) // 0 (not stored): forgotten
 		ix.unlink(n)
 		ix.release(n)
@@ -316,12 +339,15 @@ func (ix *Indexer) Runs(worker, rank int, hashes []uint64) (overlap, held int) {
 // Hold counts hashes, the prompt blocks of a sequence placed on (worker,
 // rank), as held there until Release.
 func (ix *Indexer) Hold(worker, rank int, hashes []uint64) {
-	ix.grow(worker, rank).a.hold(hashes)
+	rs := ix.grow(worker, rank)
+	ix.touch(rs)
+	rs.a.hold(hashes)
 }
 
 // Release undoes Hold; after RemoveWorker it does nothing.
 func (ix *Indexer) Release(worker, rank int, hashes []uint64) {
 	if rs := ix.set(worker, rank); rs != nil {
+		ix.touch(rs)
 		rs.a.release(hashes)
 	}
 }

@@ -332,8 +332,10 @@ func BenchmarkItem34_2Place(b *testing.B) {
 }
 
 // TestItem34_2HeldRequestsReuseHashes: a held request offered again reuses
-// the block hashes it was held with; a router forced to hash every offer
-// afresh makes the same placements, holds and queue order.
+// the block hashes it was held with and the walks of ranks that did not
+// change (KV events and placements change them); a router forced to hash
+// and walk every offer afresh makes the same placements, holds, queue
+// order and candidates.
 func TestItem34_2HeldRequestsReuseHashes(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -348,19 +350,42 @@ func TestItem34_2HeldRequestsReuseHashes(t *testing.T) {
 			v := view{1, 1}
 			rng := rand.New(rand.NewPCG(tc.seed, 3))
 			prompts := map[uint64][]uint32{}
+			stored := []map[uint64]bool{{}, {}}
+			evID := make([]uint64, 2)
+			placedOn := map[uint64]int{}
+			cache := func(id uint64) { // request id's worker caches its prompt's new blocks
+				w := placedOn[id]
+				hs := reuse.idx.Hashes(prompts[id], nil)
+				ev := kv.Event{ID: evID[w], Kind: kv.Stored}
+				for i, h := range hs {
+					if stored[w][h] {
+						continue
+					}
+					if len(ev.Blocks) == 0 && i > 0 {
+						ev.Parent, ev.HasParent = hs[i-1], true
+					}
+					ev.Blocks = append(ev.Blocks, kv.StoredBlock{BlockHash: h})
+					stored[w][h] = true
+				}
+				if len(ev.Blocks) > 0 {
+					evID[w]++
+					reuse.Observe(w, []kv.Event{ev})
+					fresh.Observe(w, []kv.Event{ev})
+				}
+			}
 			var held, active []uint64
 			offer := func(id uint64, now timing.Time) bool {
-				for _, q := range fresh.queued { // forget the hashes: Place hashes again
-					q.hashes = nil
-				}
 				if q, ok := fresh.queued[id]; ok {
-					q.isl = -1 // not the prompt's length: the rehash path
+					q.isl = -1 // not the prompt's length: hash and walk afresh
 					fresh.queued[id] = q
 				}
 				p1, ok1 := reuse.Place(&Request{ID: id, Now: now, Prompt: prompts[id]}, v)
 				p2, ok2 := fresh.Place(&Request{ID: id, Now: now, Prompt: prompts[id]}, v)
 				if p1 != p2 || ok1 != ok2 || !slices.Equal(reuse.cands, fresh.cands) {
 					t.Fatalf("request %d: reuse %v %v, fresh %v %v\n%+v\n%+v", id, p1, ok1, p2, ok2, reuse.cands, fresh.cands)
+				}
+				if ok1 {
+					placedOn[id] = p1.Worker
 				}
 				return ok1
 			}
@@ -382,6 +407,9 @@ func TestItem34_2HeldRequestsReuseHashes(t *testing.T) {
 					i := rng.IntN(len(active))
 					done := active[i]
 					finish := rng.IntN(2) == 0
+					if rng.IntN(3) == 0 {
+						cache(done)
+					}
 					for _, r := range []*KV{reuse, fresh} {
 						r.PrefillDone(done, now)
 						if finish {

@@ -49,6 +49,15 @@ type KV struct {
 	cands  []Candidate
 	costs  []float64
 	spare  [][]uint64 // finished sequences' hash slices, for reuse
+	runs   []rankRuns // per candidate, this placement's walks
+}
+
+// rankRuns is what a placement walked on one (worker, rank): a held
+// request offered again reuses them while the rank's generation holds.
+type rankRuns struct {
+	gen                         uint64
+	worker, rank                int
+	overlap, shared, host, disk int
 }
 
 // rankLoad is what the router tracks on one (worker, rank).
@@ -61,7 +70,8 @@ type rankLoad struct {
 
 type queuedSeq struct {
 	isl, cached int
-	hashes      []uint64 // its prompt's block hashes, reused when it is offered again
+	hashes      []uint64   // its prompt's block hashes, reused when it is offered again
+	runs        []rankRuns // its walks per candidate, reused on ranks that did not change
 	arrival     timing.Time
 	jump        float64 // max(priority, 0): seconds of arrival credit (spec §10.11)
 	strict      uint32
@@ -106,7 +116,8 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		r.idx.Expire(q.Now)
 	}
 	held, wasHeld := r.queued[q.ID]
-	if wasHeld && held.isl == len(q.Prompt) {
+	reuse := wasHeld && held.isl == len(q.Prompt)
+	if reuse {
 		// A held request offered again (at every pass end while all
 		// workers are busy) has the same prompt: hashing it again was
 		// most of a queued replay's CPU (issue 34 item 2).
@@ -115,7 +126,7 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		r.hashes = r.idx.Hashes(q.Prompt, r.hashes[:0])
 	}
 	isl := len(q.Prompt)
-	r.cands = r.cands[:0]
+	r.cands, r.runs = r.cands[:0], r.runs[:0]
 	for w := range v.Workers() {
 		if !v.Routable(w) {
 			continue
@@ -126,12 +137,22 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 			// the blocks active sequences share with the request are
 			// leading runs: each walk stops at its first miss
 			// (O(matched blocks)).
-			overlap, shared := r.idx.Runs(w, k, r.hashes)
-			var host, disk int
-			if c := &r.cfg.Cost; c.HostCacheHitWeight != 0 || c.DiskCacheHitWeight != 0 {
-				// weights of 0 give lower-tier blocks no credit: no walk
-				host, disk = r.idx.LowerOverlap(w, k, r.hashes, overlap)
+			// A held request offered again (after every pass end) walks
+			// only the ranks that changed since it was held.
+			gen, c := r.idx.Gen(w, k), len(r.cands)
+			var rr rankRuns
+			if reuse && c < len(held.runs) && held.runs[c].gen == gen && held.runs[c].worker == w && held.runs[c].rank == k {
+				rr = held.runs[c]
+			} else {
+				rr = rankRuns{gen: gen, worker: w, rank: k}
+				rr.overlap, rr.shared = r.idx.Runs(w, k, r.hashes)
+				if c := &r.cfg.Cost; c.HostCacheHitWeight != 0 || c.DiskCacheHitWeight != 0 {
+					// weights of 0 give lower-tier blocks no credit: no walk
+					rr.host, rr.disk = r.idx.LowerOverlap(w, k, r.hashes, rr.overlap)
+				}
 			}
+			r.runs = append(r.runs, rr)
+			overlap, shared, host, disk := rr.overlap, rr.shared, rr.host, rr.disk
 			additional := len(r.hashes) - shared
 			prefill := r.activePrefill(ld, q.Now)
 			r.cands = append(r.cands, Candidate{
@@ -156,11 +177,11 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		for i := range r.cands {
 			best = max(best, r.cands[i].Cached)
 		}
-		kept := held.hashes
-		if !wasHeld || held.isl != isl {
-			kept = append([]uint64(nil), r.hashes...)
+		kept, runs := held.hashes, held.runs[:0]
+		if !reuse {
+			kept, runs = append([]uint64(nil), r.hashes...), nil
 		}
-		r.hold(q, queuedSeq{isl: isl, cached: best, hashes: kept})
+		r.hold(q, queuedSeq{isl: isl, cached: best, hashes: kept, runs: append(runs, r.runs...)})
 		return Placement{}, false
 	}
 	if wasHeld {
