@@ -22,6 +22,7 @@ func TestItem33_2ValidateJSON(t *testing.T) {
 		err  string
 	}{
 		{"unknown format", []string{"validate", "--format", "xml"}, `validate: --format: want text or json, got "xml"`},
+		{"unknown kernels", []string{"validate", "--kernels", "tables"}, `validate: --kernels: want curves or aic, got "tables"`}, // issue 33 item 3
 		{"json", []string{"validate", "--format", "json"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

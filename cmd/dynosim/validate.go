@@ -18,9 +18,10 @@ func runValidate(args []string, stdout io.Writer) error {
 	fset.SetOutput(io.Discard)
 	out := fset.String("o", "", "write the report to `FILE` (default stdout)")
 	fmtFlag := fset.String("format", "text", "`text` (docs/validation.md) or json (per-source figures)")
+	kern := fset.String("kernels", "curves", "price every timing.type: default replay with `curves` (docs/validation.md) or aic (AIConfigurator's kernel tables)")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: dynosim validate [--format text|json] [-o FILE]")
+			fmt.Fprintln(stdout, "usage: dynosim validate [--format text|json] [--kernels curves|aic] [-o FILE]")
 			return err
 		}
 		return usageError{fmt.Errorf("validate: %v", err)}
@@ -30,6 +31,9 @@ func runValidate(args []string, stdout io.Writer) error {
 	}
 	if *fmtFlag != "text" && *fmtFlag != "json" {
 		return usageError{fmt.Errorf("validate: --format: want text or json, got %q", *fmtFlag)}
+	}
+	if err := validation.SetKernels(*kern); err != nil {
+		return usageError{fmt.Errorf("validate: --kernels: %v", err)}
 	}
 	f, err := validation.Generate()
 	if err != nil {

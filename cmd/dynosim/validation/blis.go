@@ -218,7 +218,7 @@ func RunBLIS(r BLISRun) BLISResult {
 		res.Err = err
 		return res
 	}
-	rep, err := sim.Predict(sim.Inputs{Config: []byte(cfg), ConfigName: r.ID + ".yaml", Trace: r.Trace(), TraceName: r.ID + ".jsonl"}, nil)
+	rep, err := sim.Predict(withKernels(sim.Inputs{Config: []byte(cfg), ConfigName: r.ID + ".yaml", Trace: r.Trace(), TraceName: r.ID + ".jsonl"}), nil)
 	if err != nil {
 		res.Err = err
 		return res

@@ -66,6 +66,9 @@ func signed(x float64) string {
 func Markdown(rs []Result, blis []BLISResult, srcs []Source) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", docHead)
+	if kernelsMode != "curves" { // docs/validation.md is the curves' (kernels.go)
+		fmt.Fprintf(&b, "\n**Kernel timing: `timing.kernels: %s`** (`dynosim validate --kernels %[1]s`), not the default curves.\n", kernelsMode)
+	}
 	sourcesMarkdown(&b, srcs)
 	summaryTable(&b, rs)
 	groupTable(&b, rs)

@@ -35,7 +35,9 @@ func TestItem33_2ValidateJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Exact field names, read as an outside test would.
-	var raw map[string][]map[string]any
+	var raw struct {
+		Sources []map[string]any `json:"sources"`
+	}
 	if err := json.Unmarshal(js, &raw); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func TestItem33_2ValidateJSON(t *testing.T) {
 		ks := sortedKeys(m)
 		return ks
 	}
-	for _, s := range raw["sources"] {
+	for _, s := range raw.Sources {
 		if got, want := keys(s), []string{"by_gpu", "gate", "gated", "held_out", "median_abs_error", "name", "p90_abs_error", "points"}; !slices.Equal(got, want) {
 			t.Errorf("source keys %v, want %v", got, want)
 		}

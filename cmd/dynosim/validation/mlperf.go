@@ -239,8 +239,8 @@ func RunMLPerf(r MLPerfRun) MLPerfRun {
 }
 
 func (r MLPerfRun) replay(prompt string) (MLPerfPred, error) {
-	rep, err := sim.Predict(sim.Inputs{Config: []byte(MLPerfConfig(r, prompt)), ConfigName: r.System + ".yaml",
-		ModelConfig: []byte(llama2_70b), ModelConfigName: "Llama-2-70b-chat-hf/config.json"}, nil)
+	rep, err := sim.Predict(withKernels(sim.Inputs{Config: []byte(MLPerfConfig(r, prompt)), ConfigName: r.System + ".yaml",
+		ModelConfig: []byte(llama2_70b), ModelConfigName: "Llama-2-70b-chat-hf/config.json"}), nil)
 	if err != nil {
 		return MLPerfPred{}, err
 	}

@@ -112,7 +112,7 @@ func Run(p Point) Result { return runYAML(p, Config(p)) }
 // runYAML predicts p from the run config yaml (Config, IMAXConfig).
 func runYAML(p Point, yaml string) Result {
 	res := Result{Point: p}
-	rep, err := sim.Predict(sim.Inputs{Config: []byte(yaml), ConfigName: p.ID + ".yaml"}, nil)
+	rep, err := sim.Predict(withKernels(sim.Inputs{Config: []byte(yaml), ConfigName: p.ID + ".yaml"}), nil)
 	if err != nil {
 		res.Err = err
 		return res

@@ -110,6 +110,7 @@ type SourceJSON struct {
 
 // ValidationJSON is the whole output.
 type ValidationJSON struct {
+	Kernels string       `json:"kernels"` // the replays' timing.kernels (--kernels)
 	Sources []SourceJSON `json:"sources"`
 }
 
@@ -198,7 +199,7 @@ func (s Source) heldOut() []scored {
 
 // JSON renders the sources as `dynosim validate --format json` prints them.
 func JSON(srcs []Source) ([]byte, error) {
-	var v ValidationJSON
+	v := ValidationJSON{Kernels: kernelsMode}
 	for _, s := range srcs {
 		h := s.heldOut()
 		v.Sources = append(v.Sources, SourceJSON{Name: s.Name, Gated: s.Gate != "", Gate: s.Gate,

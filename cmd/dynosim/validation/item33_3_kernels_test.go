@@ -1,0 +1,66 @@
+package validation
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestItem33_3ValidateKernels: `dynosim validate --kernels aic` reaches the
+// replays (one AIConfigurator point's predicted TPOT moves off the
+// curves'), the JSON and the text name the choice, and an unknown value is
+// refused.
+func TestItem33_3ValidateKernels(t *testing.T) {
+	defer func() { kernelsMode = "curves" }()
+	pts, err := AICPoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Point
+	for _, q := range pts {
+		if q.GPU == "h100_sxm" && q.Backend == "vllm" && q.TP == 2 && q.Concurrency <= 8 {
+			p = q
+			break
+		}
+	}
+	if p.ID == "" {
+		t.Fatal("no small H100 vLLM TP2 point")
+	}
+	tpot := map[string]float64{}
+	for _, tc := range []struct{ kernels, json, text string }{
+		{"curves", `"kernels": "curves"`, ""},
+		{"aic", `"kernels": "aic"`, "`timing.kernels: aic`"},
+	} {
+		if err := SetKernels(tc.kernels); err != nil {
+			t.Fatal(err)
+		}
+		r := Run(p)
+		if r.Err != nil {
+			t.Fatalf("%s: %v", tc.kernels, r.Err)
+		}
+		tpot[tc.kernels] = r.PredTPOTMs
+		js, err := JSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v ValidationJSON
+		if err := json.Unmarshal(js, &v); err != nil || v.Kernels != tc.kernels || !strings.Contains(string(js), tc.json) {
+			t.Errorf("--kernels %s: JSON %s (%v)", tc.kernels, js, err)
+		}
+		if doc := Markdown(nil, nil, nil); tc.text != "" && !strings.Contains(doc, tc.text) || tc.text == "" && strings.Contains(doc, "timing.kernels") {
+			t.Errorf("--kernels %s: the text does not say so", tc.kernels)
+		}
+	}
+	if tpot["curves"] == tpot["aic"] {
+		t.Errorf("%s: TPOT %.4f ms under both curves and aic: the flag did not reach the replay", p.ID, tpot["aic"])
+	}
+	t.Logf("%s: TPOT %.4f ms (curves) vs %.4f ms (aic)", p.ID, tpot["curves"], tpot["aic"])
+	for _, bad := range []string{"", "AIC", "tables"} {
+		if err := SetKernels(bad); err == nil || !strings.Contains(err.Error(), "curves or aic") {
+			t.Errorf("SetKernels(%q) = %v, want a refusal", bad, err)
+		}
+	}
+	if kernelsMode != "aic" {
+		t.Errorf("a refused value changed the mode to %q", kernelsMode)
+	}
+}
