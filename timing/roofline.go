@@ -85,7 +85,8 @@ type Roofline struct {
 	// counts (decode batch sizes, full prefill chunks) over and over, and
 	// each price takes a dozen Pow calls. gemm is pure, so the cache
 	// changes no result; a Roofline belongs to one run (not goroutine-safe).
-	memo [gemmMemoSize]gemmMemo
+	memo   [gemmMemoSize]gemmMemo
+	decode *decodeMemo // decode passes' batch-only parts (decodememo.go)
 
 	engine string        // vllm, sglang or trtllm
 	kt     *kernelTables // measured kernel tables, nil: curves only (kerneltables.go)
@@ -407,5 +408,6 @@ func (r *Roofline) DecodeMs(batch, activeKV, ctx, totalKV int) float64 {
 		return 0
 	}
 	b, kv := float64(batch), float64(max(activeKV, 0))
-	return r.gemm(b, b) + r.attention(kv, kv, b, kv/b, true) + r.overheads(b, b, b <= cudaGraphMaxBatch)
+	gemm, over := r.decodeParts(batch, b)
+	return gemm + r.decodeAttention(kv, b) + over
 }
