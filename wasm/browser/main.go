@@ -10,7 +10,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"syscall/js"
 	"time"
@@ -63,7 +62,10 @@ func predict(this js.Value, args []js.Value) (result any) {
 		ProfileName:       stringOr(req.Get("profileName"), "profile.npz"),
 		ModelConfigName:   stringOr(req.Get("modelName"), "config.json"),
 		CapturePerRequest: req.Get("capturePerRequest").Truthy(),
-		KernelTable:       kernelTableFrom(req), // timing.kernels: aic (kernels.go)
+		KernelTable:       kernelTable, // timing.kernels: aic (kernels.go)
+	}
+	if err := takeKernelTables(req); err != nil {
+		return errResult(err.Error())
 	}
 	if w := req.Get("watch"); w.Type() == js.TypeNumber {
 		// (a uuid beyond 2^53 cannot come from JavaScript as a number)
@@ -113,8 +115,8 @@ func predict(this js.Value, args []js.Value) (result any) {
 		}
 	}
 	rep, err := sim.Predict(in, cb)
-	if need := (*needKernelTable)(nil); errors.As(err, &need) {
-		return js.ValueOf(map[string]any{"needKernelTable": need.name})
+	if need := needTable(err); need != nil {
+		return need
 	}
 	if err != nil {
 		return errResult(err.Error())

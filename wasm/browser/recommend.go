@@ -229,6 +229,9 @@ func predictTrial(req js.Value, in sim.Inputs, cb func(sim.Progress) bool) (any,
 		}
 		trials.key, trials.p = "", nil
 		p, err := sim.PrepareSweep(in)
+		if need := needTable(err); need != nil {
+			return need, nil
+		}
 		if err != nil {
 			return js.ValueOf(map[string]any{"error": err.Error(), "reason": recommend.Category(err)}), nil
 		}
@@ -240,6 +243,11 @@ func predictTrial(req js.Value, in sim.Inputs, cb func(sim.Progress) bool) (any,
 		sets[i] = s.Index(i).String()
 	}
 	rep, err := trials.p.Run(sets, cb)
+	if need := needTable(err); need != nil {
+		// timing.kernels: aic: sim-worker.js fetches the table and sends
+		// this trial again (the prepared sweep stays).
+		return need, nil
+	}
 	if err != nil {
 		return js.ValueOf(map[string]any{"error": err.Error(), "reason": recommend.Category(err)}), nil
 	}
