@@ -78,3 +78,29 @@ test('timing.kernels: aic on a GPU AIC did not measure is refused naming the key
   assert.equal(r.status, 400, body);
   assert.match(JSON.parse(body).error, /timing\.kernels: aic: AIConfigurator measured no kernels of rtx_4090 under vllm/);
 });
+
+// `dynosim recommend --remote` under timing.kernels: aic: each trial POSTs
+// the Base config (the key included) with its sets, the Worker prices it
+// from its asset table, and the ledger is the local one (which the CLI
+// prices from its embedded tables), byte for byte.
+test('timing.kernels: aic: recommend --remote trials to the Worker give the local ledger', async () => {
+  writeFileSync(path.join(tmp, 'conv200.jsonl'), trace);
+  writeFileSync(path.join(tmp, 'rec.yaml'), `traffic:
+  source: {type: trace, paths: [conv200.jsonl]}
+engine:
+  hardware: h100_sxm
+  workers:
+    aggregated:
+      parallelism: {replicas: {choices: [1, 2]}}
+      scheduler: {max_batched_tokens: {choices: [4096, 8192]}}
+      timing: {type: default, kernels: aic}
+evaluation: {sla: {ttft_ms: 2000, itl_ms: 50}}
+optimization: {target: goodput_per_gpu}
+`);
+  const rec = (...args) => execFileSync(cli, ['recommend', '-c', 'rec.yaml', '--quiet', ...args], { cwd: tmp, timeout: 300_000, stdio: 'pipe' });
+  rec('--output-dir', 'rec-local', '--parallel', '1');
+  rec('--output-dir', 'rec-remote', '--parallel', '2', '--remote', base);
+  const local = readFileSync(path.join(tmp, 'rec-local/recommendation.json'), 'utf8');
+  assert.equal(readFileSync(path.join(tmp, 'rec-remote/recommendation.json'), 'utf8'), local, 'the remote ledger differs from the local one');
+  assert.deepEqual(JSON.parse(local).candidates.map((c) => c.status), ['feasible', 'feasible', 'feasible', 'feasible'].slice(0, JSON.parse(local).candidates.length));
+});
