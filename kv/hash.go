@@ -4,6 +4,7 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unsafe"
 
@@ -34,6 +35,39 @@ func LocalHash(tokens []uint32) uint64 {
 	return xxh3.HashSeed(buf, Seed)
 }
 
+// RunMemo remembers the local hash of the last block that was one token
+// repeated. A trace prompt is each trace block's id repeated over the trace
+// block (core/workload Prompt), so with 512-token trace blocks and 64-token
+// KV blocks seven of eight blocks repeat the previous block's tokens
+// exactly; comparing a block with itself shifted by one token (memequal)
+// costs a few dozen instructions against hashing its bytes (issue 34 item 1:
+// prompt hashing was 14 % of the default-timing replay). The memo holds a
+// pure function's value, so it changes no hash (TestItem34_1RunMemo).
+type RunMemo struct {
+	tok  uint32
+	n    int // tokens in the block; 0: empty
+	hash uint64
+}
+
+// Local returns LocalHash(block).
+func (m *RunMemo) Local(block []uint32) uint64 {
+	n := len(block)
+	if n < 2 || block[0] != block[n-1] || !isRun(block) {
+		return LocalHash(block)
+	}
+	if m.n != n || m.tok != block[0] {
+		m.tok, m.n, m.hash = block[0], n, LocalHash(block)
+	}
+	return m.hash
+}
+
+// isRun reports whether block (at least two tokens) is one token repeated:
+// then and only then it equals itself shifted by one token.
+func isRun(block []uint32) bool {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&block[0])), 4*len(block))
+	return bytes.Equal(b[4:], b[:len(b)-4])
+}
+
 // ChainHash is the sequence hash of a block: its parent's sequence hash and
 // its own local hash, hashed together. The first block's sequence hash is its
 // local hash.
@@ -51,6 +85,7 @@ type Hasher struct {
 	pending   []uint32 // tokens of the current partial block
 	last      uint64   // sequence hash of the last full block
 	blocks    int
+	runs      RunMemo
 }
 
 // Add appends tokens, calling emit for each block that becomes full.
@@ -82,7 +117,7 @@ func (h *Hasher) AddOne(t uint32, emit func(local, seq uint64)) {
 }
 
 func (h *Hasher) full(block []uint32, emit func(local, seq uint64)) {
-	l := LocalHash(block)
+	l := h.runs.Local(block)
 	s := l
 	if h.blocks > 0 {
 		s = ChainHash(h.last, l)

@@ -94,8 +94,9 @@ func (ix *Indexer) BlockSize() int { return ix.blockSize }
 func (ix *Indexer) Hashes(prompt []uint32, dst []uint64) []uint64 {
 	bs := ix.blockSize
 	var s uint64
+	var runs kv.RunMemo // trace prompts repeat a block's tokens (kv.RunMemo)
 	for i := 0; i+bs <= len(prompt); i += bs {
-		l := kv.LocalHash(prompt[i : i+bs])
+		l := runs.Local(prompt[i : i+bs])
 		if i == 0 {
 			s = l
 		} else {
