@@ -6,6 +6,7 @@ package kv
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
 	"github.com/zeebo/xxh3"
@@ -71,12 +72,33 @@ func isRun(block []uint32) bool {
 // ChainHash is the sequence hash of a block: its parent's sequence hash and
 // its own local hash, hashed together. The first block's sequence hash is its
 // local hash.
+//
+// It is XXH3-64 with seed Seed of the 16 little-endian bytes parent, local,
+// written out: XXH3's 9-to-16-byte path (XXH3_len_9to16_64b in the
+// reference xxhash.h; github.com/zeebo/xxh3 hashAnySeed's l > 8 case) on
+// the default secret's words 24..55. Going through xxh3.HashSeed cost
+// ~110 instructions per block (length dispatch, byte loads) for ~20 here,
+// once per block of every prompt in the engines and the KV router (issue
+// 34 item 1). TestItem34_1ChainHash checks it against xxh3.HashSeed.
 func ChainHash(parent, local uint64) uint64 {
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], parent)
-	binary.LittleEndian.PutUint64(b[8:], local)
-	return xxh3.HashSeed(b[:], Seed)
+	lo := parent ^ (chainKey024 ^ chainKey032 + Seed)
+	hi := local ^ (chainKey040 ^ chainKey048 - Seed)
+	mh, ml := bits.Mul64(lo, hi)
+	acc := 16 + bits.ReverseBytes64(lo) + hi + (mh ^ ml)
+	// XXH3_avalanche
+	acc ^= acc >> 37
+	acc *= 0x165667919e3779f9
+	return acc ^ acc>>32
 }
+
+// The default XXH3 secret's little-endian 64-bit words at byte offsets
+// 24, 32, 40 and 48 (kSecret in xxhash.h; zeebo/xxh3 key64_024..048).
+const (
+	chainKey024 uint64 = 0x1f67b3b7a4a44072
+	chainKey032 uint64 = 0x78e5c0cc4ee679cb
+	chainKey040 uint64 = 0x2172ffcc7dd05a82
+	chainKey048 uint64 = 0x8e2443f7744608b8
+)
 
 // Hasher accumulates tokens and yields the local and sequence hash of every
 // block as it fills. Only full blocks are hashed.

@@ -1,6 +1,30 @@
 package kv
 
-import "testing"
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/zeebo/xxh3"
+)
+
+// TestItem34_1ChainHash: the written-out ChainHash equals XXH3-64 with
+// seed Seed of the 16 little-endian bytes, as it was computed before.
+func TestItem34_1ChainHash(t *testing.T) {
+	rng := rand.New(rand.NewPCG(34, 1))
+	pairs := [][2]uint64{{0, 0}, {^uint64(0), ^uint64(0)}, {1, 0}, {0, 1}, {Seed, Seed}}
+	for range 100000 {
+		pairs = append(pairs, [2]uint64{rng.Uint64(), rng.Uint64()})
+	}
+	for _, p := range pairs {
+		var b [16]byte
+		binary.LittleEndian.PutUint64(b[:8], p[0])
+		binary.LittleEndian.PutUint64(b[8:], p[1])
+		if got, want := ChainHash(p[0], p[1]), xxh3.HashSeed(b[:], Seed); got != want {
+			t.Fatalf("ChainHash(%x, %x) = %x, want %x", p[0], p[1], got, want)
+		}
+	}
+}
 
 // TestItem34_1RunMemo: RunMemo.Local equals LocalHash for runs (one token
 // repeated) met again, after other runs, at other lengths, and for blocks
