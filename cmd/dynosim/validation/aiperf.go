@@ -120,8 +120,6 @@ func reportedSources() ([]Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range runs {
-		runs[i] = RunMLPerf(runs[i])
-	}
+	forEach(len(runs), func(i int) { runs[i] = RunMLPerf(runs[i]) })
 	return []Source{aiperfSource(runAll(pts, AIPerfConfig)), mlperfSource(runs)}, nil
 }

@@ -34,9 +34,7 @@ func Generate() (Files, error) {
 	rs := RunAll(pts)
 	im := runAll(imax, IMAXConfig)
 	bl := make([]BLISResult, len(runs))
-	for i, r := range runs {
-		bl[i] = RunBLIS(r)
-	}
+	forEach(len(runs), func(i int) { bl[i] = RunBLIS(runs[i]) })
 	srcs := append(sources(rs, bl), imaxSource(im))
 	src, err := format.Source([]byte(badges(srcs)))
 	if err != nil {

@@ -222,19 +222,22 @@ engine:
 `, prompt, int(math.Round(r.OutputMean)), r.TargetQPS/float64(r.Groups), r.mlperfRequests(), r.GPU, r.TP, r.MaxBatchTokens, r.MaxBatch)
 }
 
-// RunMLPerf replays r, then its prompt-length sweep.
+// RunMLPerf replays r and its prompt-length sweep, all at once.
 func RunMLPerf(r MLPerfRun) MLPerfRun {
-	if r.Pred, r.Err = r.replay(mlperfPrompt); r.Err != nil {
-		return r
-	}
+	prompts := []string{mlperfPrompt}
 	for _, n := range mlperfPromptLens {
-		p, err := r.replay(strconv.Itoa(n))
+		prompts = append(prompts, strconv.Itoa(n))
+	}
+	preds := make([]MLPerfPred, len(prompts))
+	errs := make([]error, len(prompts))
+	forEach(len(prompts), func(i int) { preds[i], errs[i] = r.replay(prompts[i]) })
+	for _, err := range errs {
 		if err != nil {
 			r.Err = err
 			return r
 		}
-		r.Sweep = append(r.Sweep, p)
 	}
+	r.Pred, r.Sweep = preds[0], preds[1:]
 	return r
 }
 

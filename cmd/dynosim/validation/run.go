@@ -132,19 +132,26 @@ func RunAll(points []Point) []Result { return runAll(points, Config) }
 // runAll predicts every point from the config cfg gives it.
 func runAll(points []Point, cfg func(Point) string) []Result {
 	out := make([]Result, len(points))
+	forEach(len(points), func(i int) { out[i] = runYAML(points[i], cfg(points[i])) })
+	return out
+}
+
+// forEach calls f(0) … f(n−1) on all cores and returns when all are done.
+// Each f(i) writes only its own i's result, so the outcome is the same
+// whatever the order: replays are deterministic and share nothing.
+func forEach(n int, f func(i int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = runYAML(points[i], cfg(points[i]))
+				f(i)
 			}
 		})
 	}
-	for i := range points {
+	for i := range n {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	return out
 }
