@@ -149,6 +149,18 @@ func (h *Hasher) full(block []uint32, emit func(local, seq uint64)) {
 	emit(l, s)
 }
 
+// Skip records the first blocks full blocks of a sequence whose hashes the
+// caller already has (last: the last one's sequence hash) as if their
+// tokens had been added, so the next full block chains on last. It applies
+// only to an empty hasher (new or Reset) and reports whether it did.
+func (h *Hasher) Skip(blocks int, last uint64) bool {
+	if h.blocks != 0 || len(h.pending) != 0 || blocks <= 0 {
+		return false
+	}
+	h.blocks, h.last = blocks, last
+	return true
+}
+
 // Pending returns the tokens of the current partial block.
 func (h *Hasher) Pending() []uint32 { return h.pending }
 

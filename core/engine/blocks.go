@@ -15,13 +15,22 @@ type blockMem struct {
 	tier    *tiers.Layer // the lower tiers around the pool; nil without
 }
 
-func (m *blockMem) index(s *seq, prompt []uint32) {
+func (m *blockMem) index(s *seq, r *Request) {
 	if !m.caching {
 		return
 	}
 	// Room for every block the request can fill: no regrowth later.
 	if n := (s.promptLen+s.maxOutput)/m.bs + 1; cap(s.hashes) < n {
 		s.hashes, s.locals = make([]uint64, 0, n), make([]uint64, 0, n)
+	}
+	prompt := r.Prompt
+	if n := len(prompt) / m.bs; r.HashBlock == m.bs && n > 0 && len(r.Hashes) == n && len(r.Locals) == n &&
+		s.hasher.BlockSize == m.bs && s.hasher.Skip(n, r.Hashes[n-1]) {
+		// The caller's hashes of the full blocks (Request.Hashes): only
+		// the trailing partial block is left to the hasher.
+		s.hashes = append(s.hashes, r.Hashes...)
+		s.locals = append(s.locals, r.Locals...)
+		prompt = prompt[n*m.bs:]
 	}
 	s.hasher.Add(prompt, s.addHash)
 }

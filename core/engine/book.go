@@ -100,8 +100,8 @@ func (s *seq) knownBlocks(bs int) int { return (s.length + bs - 1) / bs }
 // memory is what the book needs of the KV memory that holds its requests.
 type memory interface {
 	// index records the identity of the prompt's full blocks (for prefix
-	// matching and KV events) when s is created.
-	index(s *seq, prompt []uint32)
+	// matching and KV events) when s is created from r.
+	index(s *seq, r *Request)
 	// reservePrompt matches s's cached prefix and reserves room for its
 	// whole prompt (a handoff destination); it returns the prefix in tokens.
 	reservePrompt(s *seq) (prefix int, ok bool)
@@ -211,7 +211,7 @@ func (b *book) initSeq(r Request) (*seq, error) {
 	if b.clampTo > 0 && s.promptLen < b.clampTo {
 		s.maxOutput = min(s.maxOutput, b.clampTo-s.promptLen)
 	}
-	b.mem.index(s, r.Prompt)
+	b.mem.index(s, &r)
 	return s, nil
 }
 

@@ -34,6 +34,14 @@ type Request struct {
 	// Config.PriorityScheduling, lower first (vLLM's request priority);
 	// ignored otherwise.
 	Priority int32
+	// Hashes and Locals are the chained sequence hashes and the local
+	// hashes of the prompt's full blocks of HashBlock tokens, when the
+	// caller already computed them (the KV router hashes a prompt to place
+	// it). The engine takes them instead of hashing the prompt again if
+	// HashBlock is its block size and they cover every full block (issue
+	// 34 item 2); otherwise it hashes. Read during Submit only.
+	HashBlock      int
+	Hashes, Locals []uint64
 }
 
 // Signal is one output of a pass: a token, or a terminal event without one.

@@ -17,7 +17,8 @@ type pageMem struct {
 
 // index records the page identities of the prompt's full pages and keeps
 // the trailing partial page's tokens.
-func (c *pageMem) index(r *seq, prompt []uint32) {
+func (c *pageMem) index(r *seq, req *Request) {
+	prompt := req.Prompt
 	r.node = kv.RadixRoot
 	n := len(prompt) / c.page
 	// Room for the whole sequence up front: prompts are long and outputs

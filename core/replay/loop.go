@@ -181,6 +181,7 @@ type Loop struct {
 	passes          int
 	budget          budget         // Options.Max*Tokens
 	scratch         []uint32       // promptOf's buffer: no prompt allocation per placement
+	hashed          promptHashes   // the placing router's hashes of the prompt being submitted (place)
 	rreq            router.Request // reused: a router's argument escapes
 	done            bool
 	stop            string         // why the run ended: drained | max_virtual_time

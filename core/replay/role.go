@@ -138,7 +138,29 @@ func (l *Loop) place(id uint64) (bool, error) {
 	}
 	w := pool.members[pl.Worker]
 	l.obs.Routed(id, pool.kind, w, pl.Rank, l.now, pl.Overlap)
+	if h, ok := pool.Router.(promptHasher); ok {
+		// The engine takes the router's hashes of this prompt instead of
+		// hashing it again (submit; issue 34 item 2).
+		l.hashed.id, l.hashed.set = id, true
+		l.hashed.bs, l.hashed.hashes, l.hashed.locals = h.PromptHashes()
+		defer func() { l.hashed = promptHashes{} }()
+	}
 	return true, pool.role.accept(l, id, w, pl.Rank, prompt)
+}
+
+// promptHasher is a router that hashed the prompt it placed last
+// (router.KV.PromptHashes).
+type promptHasher interface {
+	PromptHashes() (blockSize int, hashes, locals []uint64)
+}
+
+// promptHashes are the block hashes of request id's prompt from the router
+// that placed it, for submit while place hands it to its worker.
+type promptHashes struct {
+	id             uint64
+	set            bool
+	bs             int
+	hashes, locals []uint64
 }
 
 // promptOf is request r's prompt tokens, in a buffer the loop reuses: the
@@ -153,7 +175,11 @@ func (l *Loop) submit(w, rank int, id uint64, prompt []uint32) error {
 	t := l.reqs.at(id).turn
 	st := &l.ws[w]
 	pool := &l.pools[st.pool]
-	if err := pool.Pool.Workers[st.index].Ranks[rank].Submit(engine.Request{ID: id, Prompt: prompt, MaxOutput: t.Output, Planned: t.Planned, Priority: t.Priority}); err != nil {
+	req := engine.Request{ID: id, Prompt: prompt, MaxOutput: t.Output, Planned: t.Planned, Priority: t.Priority}
+	if h := &l.hashed; h.set && h.id == id {
+		req.HashBlock, req.Hashes, req.Locals = h.bs, h.hashes, h.locals
+	}
+	if err := pool.Pool.Workers[st.index].Ranks[rank].Submit(req); err != nil {
 		return fmt.Errorf("replay: %s worker %d: %w", pool.Name, st.index, err)
 	}
 	return nil

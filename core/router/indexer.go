@@ -92,6 +92,14 @@ func (ix *Indexer) BlockSize() int { return ix.blockSize }
 // computed as the engines compute them (so they equal the BlockHash of their
 // Stored events), and returns the extended slice.
 func (ix *Indexer) Hashes(prompt []uint32, dst []uint64) []uint64 {
+	dst, _ = ix.HashesLocals(prompt, dst, nil)
+	return dst
+}
+
+// HashesLocals is Hashes that also appends each block's local hash to
+// locals (the engine needs both: engine.Request.Hashes, Locals) unless
+// locals is nil.
+func (ix *Indexer) HashesLocals(prompt []uint32, dst, locals []uint64) ([]uint64, []uint64) {
 	bs := ix.blockSize
 	var s uint64
 	var runs kv.RunMemo // trace prompts repeat a block's tokens (kv.RunMemo)
@@ -103,8 +111,11 @@ func (ix *Indexer) Hashes(prompt []uint32, dst []uint64) []uint64 {
 			s = kv.ChainHash(s, l)
 		}
 		dst = append(dst, s)
+		if locals != nil {
+			locals = append(locals, l)
+		}
 	}
-	return dst
+	return dst, locals
 }
 
 // set returns the index of (worker, rank), or nil if it holds nothing yet.

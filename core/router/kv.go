@@ -46,6 +46,7 @@ type KV struct {
 	busy   int                  // prefill tokens above which a (worker, rank) is busy
 	// scratch, reused per placement
 	hashes []uint64
+	locals []uint64 // the local hashes beside hashes, for PromptHashes
 	cands  []Candidate
 	costs  []float64
 	spare  [][]uint64 // finished sequences' hash slices, for reuse
@@ -122,8 +123,12 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		// workers are busy) has the same prompt: hashing it again was
 		// most of a queued replay's CPU (issue 34 item 2).
 		r.hashes = append(r.hashes[:0], held.hashes...)
+		r.locals = r.locals[:0] // not kept: the engine hashes (PromptHashes)
 	} else {
-		r.hashes = r.idx.Hashes(q.Prompt, r.hashes[:0])
+		if r.locals == nil {
+			r.locals = make([]uint64, 0, 64)
+		}
+		r.hashes, r.locals = r.idx.HashesLocals(q.Prompt, r.hashes[:0], r.locals[:0])
 	}
 	isl := len(q.Prompt)
 	r.cands, r.runs = r.cands[:0], r.runs[:0]
