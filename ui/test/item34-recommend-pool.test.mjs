@@ -6,6 +6,10 @@
 // every run's recommendation.json is the CLI's, byte for byte.
 //
 //   RUNS=8 DYNOSIM_BIN=bin/dynosim CHROMIUM=/usr/bin/chromium node --test ui/test/item34-recommend-pool.test.mjs
+//
+// SEARCH=default runs issue 34 item 5's search instead: the default space
+// (no domains) for Llama-3.1-8B on H100 within 8 GPUs, 36 candidates, on
+// the same 1,000 requests.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -27,6 +31,23 @@ evaluation: {sla: {ttft_ms: 2000, itl_ms: 50}}
 optimization: {target: goodput_per_gpu}
 `;
 
+// DEFAULT_SPACE is "Search deployments" on the default config: no domain,
+// so recommend searches its default space (core/recommend/default_space.go).
+const DEFAULT_SPACE = `traffic:
+  source: {type: trace, format: mooncake, paths: [conversation_trace.jsonl], block_size: 512}
+  load: {type: trace_timestamps, speedup: 1.0}
+engine:
+  backend: vllm
+  model: llama-3.1-8b
+  hardware: h100_sxm
+evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}
+execution: {seed: 42}
+optimization: {constraints: {max_candidate_gpus: 8}}
+`;
+const DEFAULT = process.env.SEARCH === "default";
+const SEARCH = DEFAULT ? DEFAULT_SPACE : SEARCH16;
+const LABEL = DEFAULT ? "default space (36 candidates)" : "16 candidates";
+
 const RUNS = Number(process.env.RUNS || 2);
 let server, browser, page;
 before(async () => {
@@ -41,12 +62,12 @@ after(async () => {
 
 const median = (xs) => { const s = xs.slice().sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
-test("issue 34 item 3: the page's 16-candidate recommend on 1 and on all Web Workers, the CLI's ledger", { timeout: 3600_000 }, async () => {
+test(`issue 34 items 3 and 5: the page's recommend (${LABEL}) on 1 and on all Web Workers, the CLI's ledger`, { timeout: 3600_000 }, async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "dynosim-rec16-"));
   let want;
   try {
     copyFileSync(path.join(repo, "cmd/dynosim/sample.jsonl"), path.join(dir, "conversation_trace.jsonl"));
-    writeFileSync(path.join(dir, "recommend.yaml"), SEARCH16);
+    writeFileSync(path.join(dir, "recommend.yaml"), SEARCH);
     execFileSync(bin, ["recommend", "-c", path.join(dir, "recommend.yaml"), "--output-dir", path.join(dir, "out"), "--quiet", "--parallel", "1"], { stdio: "pipe" });
     want = readFileSync(path.join(dir, "out", "recommendation.json"), "utf8");
   } finally {
@@ -68,11 +89,11 @@ test("issue 34 item 3: the page's 16-candidate recommend on 1 and on all Web Wor
       }
     }
     return { ...t, json: [...t.json] };
-  }, { config: SEARCH16, trace, runs: RUNS });
-  const line = `page recommend, 16 candidates: 1 worker median ${median(out.one).toFixed(0)} ms, ${out.n} workers (hardwareConcurrency ${out.hw}) median ${median(out.all).toFixed(0)} ms ` +
+  }, { config: SEARCH, trace, runs: RUNS });
+  const line = `page recommend, ${LABEL}: 1 worker median ${median(out.one).toFixed(0)} ms, ${out.n} workers (hardwareConcurrency ${out.hw}) median ${median(out.all).toFixed(0)} ms ` +
     `(ratio ${(median(out.all) / median(out.one)).toFixed(2)}), ${RUNS} interleaved pairs, load ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`;
   console.log(line);
-  writeFileSync(path.join(artifacts, "item34-recommend-pool.json"), JSON.stringify({ ...out, json: undefined, line }, null, 2));
+  writeFileSync(path.join(artifacts, DEFAULT ? "item34-recommend-default.json" : "item34-recommend-pool.json"), JSON.stringify({ ...out, json: undefined, line }, null, 2));
   assert.equal(out.json.length, 1, "the ledger depends on the number of Web Workers");
   assert.equal(out.json[0], want, "the page's recommendation.json differs from the CLI's");
   assert.ok(out.n >= 2 && Math.max(...out.inflight) >= 2, "the trials did not overlap");
