@@ -51,6 +51,13 @@ func TestItem33_3ValidateKernels(t *testing.T) {
 			t.Errorf("--kernels %s: the text does not say so", tc.kernels)
 		}
 	}
+	// A GPU AIC did not measure is refused under aic, never priced on the
+	// curves beneath a report that says aic.
+	q := p
+	q.GPU = "rtx_4090"
+	if r := Run(q); r.Err == nil || !strings.Contains(r.Err.Error(), "timing.kernels") {
+		t.Errorf("rtx_4090 under aic: %v, want a refusal naming timing.kernels", r.Err)
+	}
 	if tpot["curves"] == tpot["aic"] {
 		t.Errorf("%s: TPOT %.4f ms under both curves and aic: the flag did not reach the replay", p.ID, tpot["aic"])
 	}

@@ -1,12 +1,9 @@
 package validation
 
 import (
-	"cmp"
 	"fmt"
 
-	"github.com/dynosim/dynosim-web/core/config"
 	"github.com/dynosim/dynosim-web/core/sim"
-	"github.com/dynosim/dynosim-web/timing"
 	"github.com/dynosim/dynosim-web/timing/kernels/kerneldata"
 )
 
@@ -31,19 +28,13 @@ func SetKernels(k string) error {
 func Kernels() string { return kernelsMode }
 
 // withKernels is in priced as kernelsMode says: under aic, each role of
-// the harness's configs (all aggregated, all timing.type: default) whose
-// GPU and engine AIC measured gets `timing.kernels: aic` and the CLI's
-// embedded tables; a GPU without a table (none of today's sources) keeps
-// the curves rather than being refused, so every source stays comparable.
+// the harness's configs (all aggregated, all timing.type: default) gets
+// `timing.kernels: aic` and the CLI's embedded tables. A replay whose GPU
+// or engine AIC did not measure (none of today's sources) is refused by
+// the key's own check and counts as that point's error: it is never priced
+// on the curves under a report that says aic.
 func withKernels(in sim.Inputs) sim.Inputs {
 	if kernelsMode != "aic" {
-		return in
-	}
-	cfg, err := config.Parse(in.ConfigName, in.Config, in.Sets)
-	if err != nil {
-		return in // the replay reports the same error
-	}
-	if t, err := kerneldata.Load(timing.KernelTableGPU(cfg.Engine.Hardware), cmp.Or(cfg.Engine.Backend, "vllm")); err != nil || t == nil {
 		return in
 	}
 	in.Sets = append(in.Sets[:len(in.Sets):len(in.Sets)], "engine.workers.aggregated.timing.kernels=aic")
