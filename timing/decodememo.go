@@ -20,26 +20,15 @@ type decodeEntry struct {
 
 type decodeMemo struct {
 	kt      *kernelTables // the tables the entries were priced with
-	sync    TPSync        // and the fabric's sync term (SetTPSync refits it)
 	entries [decodeMemoSize]decodeEntry
-}
-
-// syncTerm is the tpSync entry TPSyncMs reads for this Roofline's fabric.
-func (r *Roofline) syncTerm() TPSync {
-	f := r.GPU.Fabric
-	if int(f) >= len(tpSync) {
-		f = FabricPCIeP2P
-	}
-	return tpSync[f]
 }
 
 // decodeParts returns gemm(b, b) and overheads(b, b, graph) for batch.
 func (r *Roofline) decodeParts(batch int, b float64) (gemm, over float64) {
 	dm := r.decode
-	// UseKernelTable rebinds the tables; SetTPSync changes a global the
-	// overheads of TP > 1 read. Either empties the memo.
-	if dm == nil || dm.kt != r.kt || (r.Par.Tensor > 1 && dm.sync != r.syncTerm()) {
-		dm = &decodeMemo{kt: r.kt, sync: r.syncTerm()}
+	// UseKernelTable rebinds the tables: that empties the memo.
+	if dm == nil || dm.kt != r.kt {
+		dm = &decodeMemo{kt: r.kt}
 		r.decode = dm
 	}
 	e := &dm.entries[batch&(decodeMemoSize-1)]

@@ -7,8 +7,7 @@ import "testing"
 // gemm + attention + overheads returns, for dense, MoE and MLA models,
 // tensor parallelism, eager batches above the CUDA-graph limit, batches
 // that share a memo slot (b and b + decodeMemoSize), and after a kernel
-// table is bound or the TP sync term refitted (SetTPSync) on a Roofline
-// whose memo was already filled.
+// table is bound on a Roofline whose memo was already filled.
 func TestItem34_1DecodeMemo(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -48,12 +47,6 @@ func TestItem34_1DecodeMemo(t *testing.T) {
 				t.Fatal(err)
 			}
 			check("table")
-		}
-		if r.Par.Tensor > 1 { // a refit of the sync term reaches a filled memo
-			old := SetTPSync(r.GPU.Fabric, TPSync{PerLog2Us: 7})
-			check("sync refit")
-			SetTPSync(r.GPU.Fabric, old)
-			check("sync restored")
 		}
 		if got := r.DecodeMs(0, 100, 0, 0); got != 0 {
 			t.Errorf("%s: empty batch = %v", c.name, got)

@@ -87,6 +87,7 @@ type Roofline struct {
 	// changes no result; a Roofline belongs to one run (not goroutine-safe).
 	memo   [gemmMemoSize]gemmMemo
 	decode *decodeMemo // decode passes' batch-only parts (decodememo.go)
+	syncMs float64     // one TP all-reduce's sync term (TPSyncMs), fixed when built
 
 	engine string        // vllm, sglang or trtllm
 	kt     *kernelTables // measured kernel tables, nil: curves only (kerneltables.go)
@@ -188,6 +189,7 @@ func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType str
 	r.lmHead = kernel{n: float64(m.Vocab) / float64(par.Tensor), k: float64(m.Hidden), count: 1}
 	r.routedParams = float64(m.moeLayers()) * float64(m.Experts) * m.expertParams() / float64(par.MoETensor*par.MoEExpert)
 	r.kvPerToken = float64(KVBytesPerToken(r.Model, par.Tensor))
+	r.syncMs = TPSyncMs(g.Fabric, par.Tensor)
 	return r, nil
 }
 
@@ -349,7 +351,7 @@ func (r *Roofline) overheads(tokens, batch float64, graph bool) float64 {
 		// Two all-reduces per layer (after attention and after the MLP),
 		// inside the CUDA graph for decode-only passes.
 		// Each also waits for the slowest rank (TPSyncMs, tpsync.go).
-		ms += 2 * layers * (AllReduceMs(g.Fabric, g.LinkBW, tp, tokens*float64(m.Hidden)*activationBytes, graph) + TPSyncMs(g.Fabric, tp))
+		ms += 2 * layers * (AllReduceMs(g.Fabric, g.LinkBW, tp, tokens*float64(m.Hidden)*activationBytes, graph) + r.syncMs)
 	}
 	if m.IsMoE() {
 		moeL := float64(m.moeLayers())

@@ -78,8 +78,9 @@ func TPSyncMs(f Fabric, tp int) float64 {
 }
 
 // SetTPSync replaces fabric f's term and returns the previous one. It is
-// for refitting only (TestItem33_4Fit): it changes every later price, so
-// no simulation may run while it is called.
+// for refitting only (TestItem33_4Fit): a Roofline reads the term once,
+// when it is built, so it prices every Roofline built after the call, and
+// no simulation may be built while it is called.
 func SetTPSync(f Fabric, s TPSync) TPSync {
 	old := tpSync[f]
 	tpSync[f] = s

@@ -31,14 +31,24 @@ func TestItem33_4TPSync(t *testing.T) {
 		gpu string
 		tp  int
 	}{{"h100_sxm", 8}, {"b200", 2}, {"l40s", 2}, {"h100_sxm", 1}} {
-		r, err := NewRoofline(RooflineSpec{Model: "llama-3.1-70b", Hardware: c.gpu, DType: "fp8", Parallelism: Parallelism{Tensor: c.tp}})
-		if err != nil {
-			t.Fatal(err)
+		build := func() *Roofline {
+			r, err := NewRoofline(RooflineSpec{Model: "llama-3.1-70b", Hardware: c.gpu, DType: "fp8", Parallelism: Parallelism{Tensor: c.tp}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
 		}
-		with := [3]float64{r.DecodeMs(32, 32*2048, 2048, 0), r.PrefillMs(1, 2048, 0), r.MixedMs(1, 512, 0, 16, 16*1024, 1024, 0)}
-		old := SetTPSync(r.GPU.Fabric, TPSync{})
-		without := [3]float64{r.DecodeMs(32, 32*2048, 2048, 0), r.PrefillMs(1, 2048, 0), r.MixedMs(1, 512, 0, 16, 16*1024, 1024, 0)}
+		passes := func(r *Roofline) [3]float64 {
+			return [3]float64{r.DecodeMs(32, 32*2048, 2048, 0), r.PrefillMs(1, 2048, 0), r.MixedMs(1, 512, 0, 16, 16*1024, 1024, 0)}
+		}
+		r := build()
+		with := passes(r)
+		old := SetTPSync(r.GPU.Fabric, TPSync{}) // read when a Roofline is built
+		without := passes(build())
 		SetTPSync(r.GPU.Fabric, old)
+		if again := passes(r); again != with {
+			t.Errorf("%s TP%d: a Roofline built before SetTPSync changed its prices: %v, then %v", c.gpu, c.tp, with, again)
+		}
 		want := 2 * float64(r.Model.Layers) * TPSyncMs(r.GPU.Fabric, c.tp)
 		for i, pass := range []string{"decode", "prefill", "mixed"} {
 			if d := with[i] - without[i]; math.Abs(d-want) > 1e-9 {
