@@ -10,18 +10,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, copyFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startServer, launch, openPage, artifacts, bin, repo, ACTION_MS, VIEWPORTS, resizeTo, runConfigured } from "./helpers.mjs";
+import { startPage, stopPage, launch, artifacts, bin, repo, ACTION_MS, VIEWPORTS, resizeTo, runConfigured } from "./helpers.mjs";
 
 let server, browser, page;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-  page = await openPage(browser.context, server.url);
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser, page } = await startPage()));
+after(() => stopPage({ server, browser }));
 
 // A default-space search kept small: 200 requests of the page's default
 // sample, a 2-GPU budget (11 candidates: TP1 and TP2, aggregated and

@@ -80,6 +80,19 @@ export async function openPage(context, url, { consoleLog } = {}) {
   return page;
 }
 
+// startPage is a test file's usual fixture: a page server, a browser and
+// one page on it. stopPage ends it (either may be missing if start failed).
+export async function startPage() {
+  const server = await startServer();
+  const browser = await launch();
+  return { server, browser, page: await openPage(browser.context, server.url) };
+}
+export async function stopPage({ server, browser }) {
+  await browser?.close();
+  await server?.stop();
+}
+
+
 // runConfigured waits until the page accepts the config it shows, runs it
 // and waits until this run is done and listed.
 export async function runConfigured(page) {

@@ -16,7 +16,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, copyFileSync, rmSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
-import { startServer, launch, openPage, artifacts, bin, repo, ACTION_MS } from "./helpers.mjs";
+import { startPage, stopPage, artifacts, bin, repo, ACTION_MS } from "./helpers.mjs";
 
 const SEARCH16 = `traffic:
   source: {type: trace, paths: [conversation_trace.jsonl]}
@@ -50,15 +50,8 @@ const LABEL = DEFAULT ? "default space (36 candidates)" : "16 candidates";
 
 const RUNS = Number(process.env.RUNS || 2);
 let server, browser, page;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-  page = await openPage(browser.context, server.url);
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser, page } = await startPage()));
+after(() => stopPage({ server, browser }));
 
 const median = (xs) => { const s = xs.slice().sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 

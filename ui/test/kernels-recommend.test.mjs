@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, copyFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startServer, launch, openPage, bin, repo, ACTION_MS } from "./helpers.mjs";
+import { startPage, stopPage, bin, repo, ACTION_MS } from "./helpers.mjs";
 
 // Four candidates on 300 of the sample's conversation requests, every one
 // priced from the H100 vLLM table.
@@ -32,15 +32,8 @@ optimization: {target: goodput_per_gpu}
 `;
 
 let server, browser, page;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-  page = await openPage(browser.context, server.url);
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser, page } = await startPage()));
+after(() => stopPage({ server, browser }));
 
 test("timing.kernels: aic: the page's recommend trials load the table on every trial worker and give the CLI's recommendation", { timeout: 900_000 }, async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "dynosim-kernels-rec-"));

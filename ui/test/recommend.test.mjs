@@ -8,18 +8,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, copyFileSync, rmSync, readdirSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
-import { startServer, launch, openPage, artifacts, bin, repo, ACTION_MS, openDetails } from "./helpers.mjs";
+import { startPage, stopPage, artifacts, bin, repo, ACTION_MS, openDetails } from "./helpers.mjs";
 
 let server, browser, page;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-  page = await openPage(browser.context, server.url);
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser, page } = await startPage()));
+after(() => stopPage({ server, browser }));
 
 // cli runs `dynosim recommend` on yaml beside the CLI's sample under the
 // name the page's config gives it, and returns recommendation.json.
