@@ -10,8 +10,8 @@ import (
 
 // Stepping ahead of the clock (issue 34 item 1). Most passes of a replay
 // are quiet: every request in the batch gets one more token and nothing
-// else happens (no admission, completion, first token, KV event, watched
-// request). Pushing each such pass end through the event queue and
+// else happens (no admission, completion, first token, watched request)
+// but KV events. Pushing each such pass end through the event queue and
 // settling the whole cluster at its time cost more than the pass itself.
 //
 // Before a bound E nothing can reach a worker from outside: no arrival
@@ -25,10 +25,15 @@ import (
 // integer token counts per bucket (E also stays below the series'
 // coarsening, where its float sums would regroup). Terminal facts, whose
 // order feeds the ITL moments, never come from a quiet pass, so the report
-// is byte for byte the one of stepping pass by pass. The first pass that
-// is not quiet, or ends at or after E, is pushed as usual; its place among
-// pass ends of the same time is that of the pass-by-pass order (queue.go:
-// started, settle iteration, worker, lane).
+// is byte for byte the one of stepping pass by pass. A quiet pass's KV
+// events go to its router at once: the router's index of a worker changes
+// only through that worker's events and is read only by placements, which
+// come at or after E, so it reads the same index (half of the KV router
+// replay's passes store a decoded block and were not stepped ahead; issue
+// 34 item 2). The first pass that is not quiet, or ends at or after E, is
+// pushed as usual; its place among pass ends of the same time is that of
+// the pass-by-pass order (queue.go: started, settle iteration, worker,
+// lane).
 //
 // Off where other parts read a worker between its pass ends: a planner,
 // disaggregation's handoff, KVBM tiers (a shared G3), observers of passes
@@ -92,7 +97,7 @@ func (l *Loop) aheadLimit(i int) timing.Time {
 // quiet reports whether pass p only emitted tokens after the first (or
 // computed without emitting) and took time.
 func quiet(p *engine.Pass) bool {
-	if !p.Busy || p.End <= p.Start || len(p.Admissions) > 0 || len(p.Events) > 0 || len(p.Reserved) > 0 || p.Watched != nil {
+	if !p.Busy || p.End <= p.Start || len(p.Admissions) > 0 || len(p.Reserved) > 0 || p.Watched != nil {
 		return false
 	}
 	for k := range p.Signals {
@@ -176,9 +181,9 @@ func (l *Loop) step(i, k int, at timing.Time) *engine.Pass {
 }
 
 // applyQuiet is apply for a quiet pass of a one-lane worker, without what
-// such a pass never has (KV events, admissions, a watched request, first
-// tokens, terminals) nor what a run that steps ahead never has (pass or
-// token observers, a planner, live aborts).
+// such a pass never has (admissions, a watched request, first tokens,
+// terminals) nor what a run that steps ahead never has (pass or token
+// observers, a planner, live aborts).
 func (l *Loop) applyQuiet(i, k int) {
 	st := &l.ws[i]
 	ln := &st.lanes[k]
@@ -188,6 +193,9 @@ func (l *Loop) applyQuiet(i, k int) {
 	ln.load = router.Load{Running: m.Running, Waiting: m.Waiting, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
 	st.seen = ln.load
 	st.seen.Waiting += st.since
+	if len(p.Events) > 0 {
+		l.pools[st.pool].Router.Observe(st.index, p.Events)
+	}
 	for j := range p.Signals {
 		l.col.Token(p.Signals[j].ID, p.Start, p.End)
 	}
