@@ -64,12 +64,20 @@ func TestItem33_3FallbackOnlyWhereUncovered(t *testing.T) {
 			if has != (r.kt.gemm[i] != nil) {
 				t.Errorf("%s: gemm %vx%v: in table %v, bound %v", name, k.n, k.k, has, r.kt.gemm[i] != nil)
 			}
+			// The FP8 quantisation costs: every fp8 GEMM subtracts the scale
+			// computation, those writing the hidden state the quantise too.
+			wantCS := has && dtype == "fp8" && tb.FindQuant(kernels.ComputeScale, kk) != nil
+			wantSM := wantCS && n == r.Model.Hidden
+			if (r.kt.cs[i] != nil) != wantCS || (r.kt.sm[i] != nil) != wantSM {
+				t.Errorf("%s: gemm %vx%v: compute_scale %v (want %v), scale_matrix %v (want %v)", name, k.n, k.k,
+					r.kt.cs[i] != nil, wantCS, r.kt.sm[i] != nil, wantSM)
+			}
 		}
 		for _, tokens := range []float64{1, 7, 64, 300, 4096, 20000} {
 			var want float64
 			for i, k := range r.kernels {
-				if g := r.kt.gemm[i]; g != nil {
-					want += k.count * g.Ms(tokens, tb.Peak)
+				if g := r.kt.gemm[i]; g != nil { // fp8: AIC's static-scale composition (kernels.GEMM.StaticMs)
+					want += k.count * g.StaticMs(tokens, tb.Peak, r.kt.cs[i], r.kt.sm[i])
 				} else {
 					want += k.count * r.curves.GEMMMs(tokens, k.n, k.k, r.weightBytes, r.GPU)
 				}

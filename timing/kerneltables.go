@@ -12,8 +12,12 @@ import (
 // fitted curves), lm_head's, and the attention grids of the model's head
 // layout. Whatever has no table keeps today's curves; Source says which.
 type kernelTables struct {
-	table  *kernels.Table
-	gemm   []*kernels.GEMM // parallel to Roofline.kernels
+	table *kernels.Table
+	gemm  []*kernels.GEMM // parallel to Roofline.kernels
+	// cs and sm, parallel to gemm: the FP8 quantisation costs AIC
+	// subtracts from an fp8 GEMM row for a static-scale checkpoint
+	// (timing/kernels/quant.go); nil where not subtracted.
+	cs, sm []*kernels.Quant
 	lmHead *kernels.GEMM
 	ctx    *kernels.Context
 	gen    *kernels.Gen
@@ -37,11 +41,27 @@ func (r *Roofline) UseKernelTable(t *kernels.Table) error {
 	if t.GPU != KernelTableGPU(r.GPU.Name) || t.Engine != r.engine {
 		return fmt.Errorf("kernel table %s-%s does not match %s under %s", t.GPU, t.Engine, r.GPU.Name, r.engine)
 	}
-	kt := &kernelTables{table: t, gemm: make([]*kernels.GEMM, len(r.kernels))}
+	kt := &kernelTables{table: t, gemm: make([]*kernels.GEMM, len(r.kernels)),
+		cs: make([]*kernels.Quant, len(r.kernels)), sm: make([]*kernels.Quant, len(r.kernels))}
 	dtype := dtypeName(r.weightBytes)
 	for i, k := range r.kernels {
-		if n, kk, ok := intShape(k); ok && dtype != "" {
-			kt.gemm[i] = t.FindGEMM(dtype, n, kk)
+		n, kk, ok := intShape(k)
+		if !ok || dtype == "" {
+			continue
+		}
+		kt.gemm[i] = t.FindGEMM(dtype, n, kk)
+		if kt.gemm[i] == nil || dtype != "fp8" {
+			continue
+		}
+		// dtype fp8 is a static-scale FP8 checkpoint (ModelOpt/NVIDIA
+		// per-tensor FP8, what the FP8 engines serve): AIC's fp8_static.
+		// The row-parallel GEMMs writing the hidden state (o_proj, the
+		// MLPs' down projections; not the router, n = experts) take an
+		// input the kernel before them already quantised: AIC's
+		// low_precision_input GEMMs (sdk/models/llama.py @ 095f58a5).
+		kt.cs[i] = t.FindQuant(kernels.ComputeScale, kk)
+		if n == r.Model.Hidden && kt.cs[i] != nil {
+			kt.sm[i] = t.FindQuant(kernels.ScaleMatrix, kk)
 		}
 	}
 	if n, kk, ok := intShape(r.lmHead); ok {
@@ -114,6 +134,14 @@ func (r *Roofline) KernelSource() string {
 		s += " (curves: " + strings.Join(fb, ", ") + ")"
 	}
 	return s
+}
+
+// tableKernelMs is dense kernel i's latency over tokens from its table
+// curve, less the FP8 quantisation AIC's fp8 rows include and a
+// static-scale checkpoint does not run (kernels.GEMM.StaticMs).
+func (r *Roofline) tableKernelMs(i int, tokens float64) float64 {
+	kt := r.kt
+	return kt.gemm[i].StaticMs(tokens, kt.table.Peak, kt.cs[i], kt.sm[i])
 }
 
 // tableGEMMMs is a GEMM curve's latency over tokens.

@@ -276,7 +276,7 @@ func (r *Roofline) gemmMs(tokens, outTokens float64) float64 {
 	var ms float64
 	for i, k := range r.kernels {
 		if r.kt != nil && r.kt.gemm[i] != nil {
-			ms += k.count * r.tableGEMMMs(r.kt.gemm[i], tokens)
+			ms += k.count * r.tableKernelMs(i, tokens)
 			continue
 		}
 		ms += k.count * r.curves.GEMMMs(tokens, k.n, k.k, r.weightBytes, r.GPU)

@@ -65,6 +65,9 @@ type Table struct {
 	Context    []Context  `json:"context_attention"`
 	Generation []Gen      `json:"generation_attention"`
 	MoE        []MoE      `json:"moe"`
+	// Quant: FP8 activation-quantisation costs, sorted by (Op, K)
+	// (quant.go); absent in tables compiled before they were.
+	Quant []Quant `json:"fp8_quant,omitempty"`
 }
 
 // Provenance names where a table's numbers come from.
@@ -190,6 +193,14 @@ func Decode(b []byte) (*Table, error) {
 	for i, m := range t.MoE {
 		if err := checkSeries(m.Curve.X, m.Curve.Ms); err != nil {
 			return nil, fmt.Errorf("kernel table %s-%s: moe %d: %v", t.GPU, t.Engine, i, err)
+		}
+	}
+	for i, q := range t.Quant {
+		if err := checkDeltas(q.Curve.X, q.Curve.Ms); err != nil {
+			return nil, fmt.Errorf("kernel table %s-%s: fp8 quant %d: %v", t.GPU, t.Engine, i, err)
+		}
+		if p := t.Quant[max(i-1, 0)]; i > 0 && (p.Op > q.Op || p.Op == q.Op && p.K >= q.K) {
+			return nil, fmt.Errorf("kernel table %s-%s: fp8 quant not sorted by (op, k) at %d", t.GPU, t.Engine, i)
 		}
 	}
 	return &t, nil

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -240,10 +241,22 @@ func compile(g *git, files []string, gpu, system, engine string) (*kernels.Table
 		Provenance: kernels.Provenance{Repository: repoURL, Commit: g.commit, Licence: "Apache-2.0", Notice: notice},
 		Peak:       kernels.Peak{BF16FLOPS: spec.BF16FLOPS, FP8FLOPS: spec.FP8FLOPS, MemBW: spec.MemBW}}
 	sh := catalogShapes(gpu)
+	gemmVersion := ""
 	read := func(family, file string) ([]byte, error) {
 		p, v := newest(files, system, family, engine, file)
+		if family == "quantize" {
+			// The quantisation costs are subtracted from the fp8 GEMM rows:
+			// only the same engine version's measurements go with them.
+			p, v = dataDir+system+"/quantize/"+engine+"/"+gemmVersion+"/"+file, gemmVersion
+			if gemmVersion == "" || !slices.Contains(files, p) {
+				return nil, nil
+			}
+		}
 		if p == "" {
 			return nil, nil
+		}
+		if family == "gemm" {
+			gemmVersion = v
 		}
 		b, err := g.show(p)
 		if err != nil {
@@ -266,6 +279,18 @@ func compile(g *git, files []string, gpu, system, engine string) (*kernels.Table
 			return nil, fmt.Errorf("gemm: %v", err)
 		}
 	}
+	for _, q := range [][2]string{{kernels.ComputeScale, "computescale_perf.parquet"}, {kernels.ScaleMatrix, "scale_matrix_perf.parquet"}} {
+		if b, err = read("quantize", q[1]); err != nil {
+			return nil, err
+		}
+		if b != nil {
+			qs, err := compileQuant(b, q[0], sh)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", q[1], err)
+			}
+			t.Quant = append(t.Quant, qs...)
+		}
+	}
 	if b, err = read("attention", "context_attention_perf.parquet"); err != nil {
 		return nil, err
 	}
@@ -286,7 +311,7 @@ func compile(g *git, files []string, gpu, system, engine string) (*kernels.Table
 		return nil, err
 	}
 	if b != nil {
-		if t.MoE, err = compileMoE(b, sh); err != nil {
+		if t.MoE, err = compileMoE(b, sh, engine); err != nil {
 			return nil, fmt.Errorf("moe: %v", err)
 		}
 	}
