@@ -72,7 +72,15 @@ async function peers(srv, send) {
     if (bytes.length) s.write(bytes);
     // wait_close: the server must cut this peer (a refused frame)
     s.resume(); // read (and drop) what the server sends, so its close is seen
-    if (send.wait_close) await new Promise((r, j) => { s.once("close", r); setTimeout(() => j(new Error("the server kept a hostile peer")), WAIT_MS); });
+    // (The hang-catcher is cleared once the peer is cut: left pending, it
+    // kept this file's process alive for WAIT_MS after its last test.)
+    if (send.wait_close) {
+      let timer;
+      await new Promise((r, j) => {
+        s.once("close", r);
+        timer = setTimeout(() => j(new Error("the server kept a hostile peer")), WAIT_MS);
+      }).finally(() => clearTimeout(timer));
+    }
     socks.push(s);
   }
   return { close: () => socks.forEach((s) => s.destroy()) };
