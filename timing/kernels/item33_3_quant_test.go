@@ -68,3 +68,26 @@ func TestItem33_3FP8Quant(t *testing.T) {
 		}
 	}
 }
+
+// TestItem33_3AttentionHold checks the truncated corner of a real grid
+// (H200 vLLM, Llama-3.1-70B at TP2: batch 256 was measured to KV length
+// 1024 only) against the plainly written hold, tapered weights included.
+func TestItem33_3AttentionHold(t *testing.T) {
+	tb := loadAll(t)["h200_sxm,vllm"]
+	g := tb.FindGeneration(32, 4, 128, "fp8")
+	if g == nil {
+		t.Fatal("no 32/4/128 fp8 generation grid")
+	}
+	sol := func(b, s float64) float64 { return kernels.GenSOL(g, b, s) }
+	for _, q := range [][2]float64{{256, 5000}, {200, 3000}, {4096, 300}, {1, 200000}} {
+		got, want := kernels.GenAt(g, q[0], q[1]), shepard(g.Rows, q[0], q[1], sol)
+		if q == [2]float64{200, 3000} { // batch 128 covers 3000, 256 does not: one-sided
+			v128 := kernels.GenAt(g, 128, 3000)
+			want = v128 * sol(200, 3000) / sol(128, 3000)
+		}
+		if math.Abs(got/want-1) > 1e-12 {
+			t.Errorf("batch %g, length %g: %g ms, want %g", q[0], q[1], got, want)
+		}
+	}
+}
+

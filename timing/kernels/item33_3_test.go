@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 	"strconv"
 	"testing"
 
@@ -176,14 +177,19 @@ func TestItem33_3IndependentExtracts(t *testing.T) {
 func TestItem33_3Interpolation(t *testing.T) {
 	peak := kernels.Peak{BF16FLOPS: 1e15, MemBW: 3e12}
 	g := &kernels.GEMM{DType: "bf16", N: 4096, K: 4096, M: []float64{1, 16, 1024, 2048, 4096}, Lat: []float64{0.01, 0.02, 0.05, 0.09, 0.17}}
-	c := &kernels.Context{Rows: []kernels.Series{
-		{Key: 1024, X: []float64{1, 4}, Ms: []float64{0.04, 0.16}},
-		{Key: 4096, X: []float64{1, 2}, Ms: []float64{0.64, 1.28}},
-	}}
-	gen := &kernels.Gen{Rows: []kernels.Series{
-		{Key: 1, X: []float64{100, 200}, Ms: []float64{0.01, 0.02}},
-		{Key: 3, X: []float64{100, 200}, Ms: []float64{0.03, 0.06}},
-	}}
+	tb := &kernels.Table{Peak: peak,
+		Context: []kernels.Context{{Heads: 8, KVHeads: 2, HeadDim: 128, KVDType: "bf16", Rows: []kernels.Series{
+			{Key: 1024, X: []float64{1, 4}, Ms: []float64{0.04, 0.16}},
+			{Key: 4096, X: []float64{1, 2}, Ms: []float64{0.64, 1.28}},
+		}}},
+		Generation: []kernels.Gen{{Heads: 8, KVHeads: 2, HeadDim: 128, KVDType: "fp8", Rows: []kernels.Series{
+			{Key: 1, X: []float64{100, 200}, Ms: []float64{0.01, 0.02}},
+			{Key: 3, X: []float64{100, 200}, Ms: []float64{0.03, 0.06}},
+		}}}}
+	kernels.Prepare(tb)
+	c, gen := &tb.Context[0], &tb.Generation[0]
+	csol := func(s, b float64) float64 { return kernels.ContextSOL(c, s, b) }
+	gsol := func(b, s float64) float64 { return kernels.GenSOL(gen, b, s) }
 	med := g.SOL(2048, peak) / 0.09 // the median utilisation of the last three here
 	for _, tc := range []struct {
 		name      string
@@ -195,11 +201,13 @@ func TestItem33_3Interpolation(t *testing.T) {
 		{"gemm beyond holds median utilisation", g.Ms(8192, peak), g.SOL(8192, peak) / med},
 		{"context exact", c.Ms(4, 1024), 0.16},
 		{"context sqrt blend on seq", c.Ms(1, 2560), math.Pow((0.2+0.8)/2, 2)},
-		{"context beyond seq ∝ seq²", c.Ms(1, 8192), 0.64 * 4},
-		{"context beyond batch ∝ batch", c.Ms(4, 4096), 1.28 * 2},
+		// One bracketing row covers batch 3: its value, utilisation held along seq.
+		{"context one-sided row", c.Ms(3, 2560), 0.12 * csol(2560, 3) / csol(1024, 3)},
+		{"context beyond seq: hold", c.Ms(1, 8192), shepard(c.Rows, 8192, 1, csol)},
+		{"context beyond batch: hold", c.Ms(4, 4096), shepard(c.Rows, 4096, 4, csol)},
 		{"generation bilinear", kernels.GenAt(gen, 2, 150), 0.03},
-		{"generation beyond batch ∝ batch", kernels.GenAt(gen, 6, 100), 0.06},
-		{"generation beyond length ∝ length", kernels.GenAt(gen, 1, 400), 0.04},
+		{"generation beyond batch: hold", kernels.GenAt(gen, 6, 100), shepard(gen.Rows, 6, 100, gsol)},
+		{"generation beyond length: hold", kernels.GenAt(gen, 1, 400), shepard(gen.Rows, 1, 400, gsol)},
 		// Five lengths from ⌊0.9·150⌋ to ⌊1.1·150⌋, as AIC's integer steps.
 		{"generation averages ±10 %", gen.Ms(1, 150), (kernels.GenAt(gen, 1, 135) + kernels.GenAt(gen, 1, 142) + kernels.GenAt(gen, 1, 150) +
 			kernels.GenAt(gen, 1, 157) + kernels.GenAt(gen, 1, 165)) / 5},
@@ -208,6 +216,37 @@ func TestItem33_3Interpolation(t *testing.T) {
 			t.Errorf("%s: got %g, want %g", tc.name, tc.got, tc.want)
 		}
 	}
+}
+
+// shepard is AIC's multi-axis hold written out plainly (perf_interp.rs
+// grid_hold @ 095f58a5): every measured point by distance in joint log2
+// space, the nearest four weighted ((R − d)/(R·d))² with R the fifth's
+// distance, their utilisation held against SOL at the query.
+func shepard(rows []kernels.Series, outer, inner float64, sol func(o, i float64) float64) float64 {
+	type pt struct{ d, u float64 }
+	var pts []pt
+	for _, r := range rows {
+		for i, x := range r.X {
+			d := math.Hypot(math.Log2(r.Key)-math.Log2(outer), math.Log2(x)-math.Log2(inner))
+			pts = append(pts, pt{d, sol(r.Key, x) / r.Ms[i]})
+		}
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].d < pts[j].d })
+	radius := math.Inf(1)
+	if len(pts) > 4 {
+		radius = pts[4].d
+		pts = pts[:4]
+	}
+	var ws, us float64
+	for _, p := range pts {
+		w := 1 / (p.d * p.d)
+		if !math.IsInf(radius, 1) {
+			w = math.Pow((radius-p.d)/(radius*p.d), 2)
+		}
+		ws += w
+		us += w * p.u
+	}
+	return sol(outer, inner) / (us / ws)
 }
 
 // TestItem33_3Provenance checks that every table names its source.

@@ -23,25 +23,26 @@
 //     compile time for every m, so a table row is already the model's
 //     exact shape.
 //   - Context attention: a grid over (sequence length, batch) at fixed
-//     heads, KV heads and head size. Along batch the latency is blended
-//     linearly; along sequence length its square root is (attention grows
-//     with the square of the sequence). Outside the grid the boundary
-//     point's utilisation is held (speed of light taken as the FLOPs,
-//     ∝ batch·seq²). A cached prefix scales the full-sequence latency by
-//     (seq² − prefix²)/seq², as AIC's operator does (the caller's job).
-//   - Generation attention: a grid over (batch, KV length), blended
-//     linearly on both axes, each query averaged over five KV lengths
-//     spread ±10 % around it (AIC's smoothing of a decode batch's drifting
-//     lengths); outside the grid the boundary utilisation is held (speed
-//     of light taken as the KV bytes, ∝ batch·length).
+//     heads, KV heads and head size; generation attention: a grid over
+//     (batch, KV length), each query averaged over five KV lengths spread
+//     ±10 % around it (AIC's smoothing of a decode batch's drifting
+//     lengths). Both resolve as AIC's Grid resolver (grid.go): blends
+//     inside the grid (context in √latency along sequence length, which
+//     attention grows with the square of), a one-sided row's utilisation
+//     held across the outer axis, and past the grid (or in its truncated
+//     large-batch × long-sequence corner) the utilisation of the four
+//     nearest measured points in log2 space, Shepard-weighted, held
+//     against the op's speed of light. A cached prefix scales the full
+//     sequence's latency by (seq² − prefix²)/seq², as AIC's operator
+//     does (the caller's job).
 //   - MoE: a layer's routed experts over the tokens entering it (AIC's
 //     balanced routing), a straight line between measured token counts,
 //     the boundary utilisation held beyond them.
 //
 // Differences from AIC, all deliberate: speed of light uses the timing
 // catalog's peak FLOPS and bandwidth (written into the table) rather than
-// AIC's system files; grid extrapolation holds the one nearest boundary
-// point instead of AIC's four-leaf Shepard blend.
+// AIC's system files; the attention hold draws its anchors from the
+// model's own head layout only (grid.go).
 package kernels
 
 import (
@@ -113,6 +114,7 @@ type Context struct {
 	HeadDim int      `json:"head_dim"`
 	KVDType string   `json:"kv_dtype"` // bf16 or fp8
 	Rows    []Series `json:"rows"`     // Key = sequence length; X = batch
+	grid    grid     // prepared by Decode (grid.go)
 }
 
 // Gen is generation (decode) attention of one layer: Rows by batch, each
@@ -123,6 +125,7 @@ type Gen struct {
 	HeadDim int      `json:"head_dim"`
 	KVDType string   `json:"kv_dtype"`
 	Rows    []Series `json:"rows"` // Key = batch; X = KV length
+	grid    grid     // prepared by Decode (grid.go)
 }
 
 // MoE is one MoE layer's routed experts (AIC's moe op: the grouped expert
@@ -203,6 +206,7 @@ func Decode(b []byte) (*Table, error) {
 			return nil, fmt.Errorf("kernel table %s-%s: fp8 quant not sorted by (op, k) at %d", t.GPU, t.Engine, i)
 		}
 	}
+	t.prepare()
 	return &t, nil
 }
 
