@@ -90,4 +90,3 @@ func TestItem33_3AttentionHold(t *testing.T) {
 		}
 	}
 }
-
