@@ -1,10 +1,9 @@
 package router
 
 // blockTable maps block hashes to non-zero int32 values: the indexer's
-// (node<<1 | stored, see rankSet) and the active tree's segment starts
-// (activetree.go). It replaces idmap.Map there so that one probe serves a
-// read-modify-write, and because it is the router's hottest structure
-// (every KV event block probes it once; issue 34 item 2).
+// remembered hashes' nodes (see rankSet) and the active tree's segment
+// starts (activetree.go). It replaces idmap.Map there so that one probe
+// serves a read-modify-write.
 //
 // It is open addressing with linear probing and backward-shift deletion
 // (Knuth, TAOCP vol. 3, §6.4, Algorithm R): a delete leaves no tombstone,
@@ -122,14 +121,4 @@ func (t *blockTable) grow() {
 		}
 		t.slots[i] = e
 	}
-}
-
-// prefix is the number of leading hashes present.
-func (t *blockTable) prefix(hashes []uint64) int {
-	for i, h := range hashes {
-		if t.find(h) < 0 {
-			return i
-		}
-	}
-	return len(hashes)
 }

@@ -3,6 +3,7 @@ package router
 import (
 	"fmt"
 
+	"github.com/dynosim/dynosim-web/internal/idmap"
 	"github.com/dynosim/dynosim-web/kv"
 	"github.com/dynosim/dynosim-web/timing"
 )
@@ -41,16 +42,37 @@ type Indexer struct {
 	free       int32
 }
 
-// rankSet is the index of one (worker, DP rank). Its table's index value
-// (ix) is node<<1 | stored: node is the remembered hash's ttlNode (index +
-// 1, 0 if not remembered), stored tells that events stored the hash. Its
-// tree holds the KV router's active sequences' prompt blocks
-// (activetree.go).
+// rankSet is the index of one (worker, DP rank): the hashes its events
+// stored (s) and those remembered (t, whose value is the hash's ttlNode,
+// index + 1); a hash is present if either holds it, both counts the hashes
+// both hold. A router uses one source or the other, so the other is empty
+// and costs no probe. The stored hashes are a key-only set: one key per
+// cached block of every worker, probed at random once per block stored or
+// removed, so its size decides the cache misses (issue 34 item 2: 512 KiB
+// a worker at the benchmark, 2 MiB as the valued table). Its tree holds
+// the KV router's active sequences' prompt blocks (activetree.go).
 type rankSet struct {
-	t      blockTable // the index
+	s      idmap.Set  // hashes stored by events
+	t      blockTable // remembered hashes → ttlNode index + 1
+	both   int        // hashes in s and t
 	a      activeTree // active prompt blocks (Hold, Release)
 	nextID uint64     // the next event id expected
 	gen    uint64     // changes with anything Runs or LowerOverlap reads (Gen)
+}
+
+// has reports whether h is present.
+func (rs *rankSet) has(h uint64) bool {
+	return rs.s.Has(h) || rs.t.find(h) >= 0
+}
+
+// prefix is the number of leading hashes present.
+func (rs *rankSet) prefix(hashes []uint64) int {
+	for i, h := range hashes {
+		if !rs.has(h) {
+			return i
+		}
+	}
+	return len(hashes)
 }
 
 // touch gives rs a new generation: something Runs or LowerOverlap reads of
@@ -174,28 +196,22 @@ func (ix *Indexer) Apply(worker int, events []kv.Event) error {
 		}
 		switch ev.Kind {
 		case kv.Stored:
-			if ev.HasParent {
-				if rs.t.ixOf(ev.Parent)&1 == 0 {
-					fail(ev, "parent %#x not stored", ev.Parent)
-				}
+			if ev.HasParent && !rs.s.Has(ev.Parent) {
+				fail(ev, "parent %#x not stored", ev.Parent)
 			}
 			for _, b := range ev.Blocks {
-				// one probe: claim finds the hash or makes its slot
-				e := &rs.t.slots[rs.t.claim(b.BlockHash)]
-				if e.ix&1 != 0 {
+				if !rs.s.Add(b.BlockHash) {
 					fail(ev, "block %#x stored twice", b.BlockHash)
+				} else if rs.t.n > 0 && rs.t.find(b.BlockHash) >= 0 {
+					rs.both++
 				}
-				e.ix |= 1
 			}
 		case kv.Removed:
 			for _, h := range ev.Removed {
-				j := rs.t.find(h)
-				if j < 0 || rs.t.slots[j].ix&1 == 0 {
+				if !rs.s.Remove(h) {
 					fail(ev, "removed block %#x not stored", h)
-					continue
-				}
-				if rs.t.slots[j].ix &^= 1; rs.t.slots[j].ix == 0 {
-					rs.t.drop(j) // no longer indexed
+				} else if rs.t.n > 0 && rs.t.find(h) >= 0 {
+					rs.both--
 				}
 			}
 		default:
@@ -213,13 +229,13 @@ func (ix *Indexer) Overlap(worker, rank int, hashes []uint64) int {
 	if rs == nil {
 		return 0
 	}
-	return rs.t.prefix(hashes)
+	return rs.prefix(hashes)
 }
 
 // Len is the number of hashes present on (worker, rank).
 func (ix *Indexer) Len(worker, rank int) int {
 	if rs := ix.set(worker, rank); rs != nil {
-		return rs.t.n
+		return rs.s.Len() + rs.t.n - rs.both
 	}
 	return 0
 }
@@ -244,8 +260,7 @@ func (ix *Indexer) Remember(worker, rank int, hashes []uint64, now timing.Time) 
 	rs := ix.grow(worker, rank)
 	ix.touch(rs)
 	for _, h := range hashes {
-		v := rs.t.ixOf(h)
-		if n := v >> 1; n != 0 {
+		if n := rs.t.ixOf(h); n != 0 {
 			ix.unlink(n)
 			ix.nodes[n-1].expiry = expiry
 			ix.link(n)
@@ -254,7 +269,10 @@ func (ix *Indexer) Remember(worker, rank int, hashes []uint64, now timing.Time) 
 		n := ix.alloc()
 		ix.nodes[n-1] = ttlNode{hash: h, expiry: expiry, worker: int32(worker), rank: int32(rank)}
 		ix.link(n)
-		rs.t.setIx(h, n<<1|v&1)
+		rs.t.setIx(h, n)
+		if rs.s.Has(h) {
+			rs.both++
+		}
 	}
 }
 
@@ -266,7 +284,10 @@ func (ix *Indexer) Expire(now timing.Time) {
 		e := &ix.nodes[n-1]
 		rs := &ix.workers[e.worker][e.rank]
 		ix.touch(rs)
-		rs.t.setIx(e.hash, rs.t.ixOf(e.hash)&1) // 0 (not stored): forgotten
+		rs.t.setIx(e.hash, 0) // forgotten
+		if rs.s.Has(e.hash) {
+			rs.both--
+		}
 		ix.unlink(n)
 		ix.release(n)
 	}
@@ -343,7 +364,7 @@ func (ix *Indexer) unlink(n int32) {
 // (Hold). In the approximate mode, call Expire(now) first.
 func (ix *Indexer) Runs(worker, rank int, hashes []uint64) (overlap, held int) {
 	if rs := ix.set(worker, rank); rs != nil {
-		return rs.t.prefix(hashes), rs.a.prefix(hashes)
+		return rs.prefix(hashes), rs.a.prefix(hashes)
 	}
 	return 0, 0
 }
