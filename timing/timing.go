@@ -41,7 +41,18 @@ func FromNs(ns float64) Time {
 	case ns <= -float64(Horizon):
 		return -Horizon
 	}
-	return Time(math.Round(ns))
+	// math.Round then the conversion, done as a truncation corrected by
+	// the fraction it left (issue 34 item 1: math.Round is not an
+	// intrinsic, and every pass rounds twice). Exact: the fraction
+	// ns − trunc(ns) is computed without error (both share a binade, or
+	// the truncation is 0), so halves go away from zero as in math.Round.
+	t := Time(ns)
+	if f := ns - float64(t); f >= 0.5 {
+		t++
+	} else if f <= -0.5 {
+		t--
+	}
+	return t
 }
 
 // CeilNs is the first nanosecond at or after ns, saturating like FromNs
@@ -159,7 +170,8 @@ func (s Scale) Mixed(m Mixed, batch, isl, prefix, decBatch, activeKV, ctx, total
 // replay stops the run with an error instead of wrapping the clock.
 func quantize(ms, ratio float64) Time {
 	d := FromMs(ms)
-	if ratio > 0 && d > 0 {
+	// ratio 1 (the default) leaves d as it is while float64(d) is exact.
+	if ratio > 0 && d > 0 && (ratio != 1 || d >= 1<<53) {
 		d = FromNs(float64(d) / ratio)
 	}
 	return d
