@@ -86,7 +86,14 @@ var logTable = func() [logTableN + 1]float64 {
 // about 1e-8 (linear interpolation in a table of the mantissa's logarithm):
 // plenty for histogram bucketing, and identical on every target.
 func LogApprox(x float64) float64 {
-	m, e := math.Frexp(x) // m in [0.5, 1)
+	// m, e := math.Frexp(x), m in [0.5, 1), read off the bits for a normal
+	// x (issue 34 item 1: the report takes a logarithm per inter-token gap,
+	// and math.Frexp's general path cost more than the rest of LogApprox).
+	b := math.Float64bits(x)
+	m, e := math.Float64frombits(b&^(0x7ff<<52)|1022<<52), int(b>>52)&0x7ff-1022
+	if e == -1022 || e == 0x7ff-1022 { // zero, subnormal, infinite or NaN
+		m, e = math.Frexp(x)
+	}
 	f := float64((m - 0.5) * (2 * logTableN))
 	j := int(f)
 	if j >= logTableN {
