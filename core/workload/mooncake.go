@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/dynosim/dynosim-web/internal/idmap"
 	"github.com/dynosim/dynosim-web/timing"
 )
 
@@ -76,7 +75,6 @@ func ReadMooncake(name string, data []byte, traceBlock int) (*Workload, error) {
 		name:       name,
 		traceBlock: traceBlock,
 		w:          &Workload{Name: name, TraceBlock: traceBlock, Timestamps: true},
-		intern:     idmap.New(0),
 		sessions:   make(map[string]int),
 		last:       make(map[int]float64),
 		sum:        make(map[int]timing.Time),
@@ -112,7 +110,7 @@ type mooncakeReader struct {
 	traceBlock int
 	line       int
 	w          *Workload
-	intern     *idmap.Map          // trace hash id → token id
+	intern     interner            // trace hash id → token id
 	sessions   map[string]int      // session id (raw JSON) → index in w.Sessions
 	last       map[int]float64     // session index → previous timestamp
 	sum        map[int]timing.Time // session index → its delays so far
@@ -205,8 +203,7 @@ func (m *mooncakeReader) blocks() ([]uint32, error) {
 		if !ok {
 			return nil, m.fail("hash_ids[%d]: must be an integer ≥ 0, got %s", i, h)
 		}
-		id, _ := m.intern.GetOrPut(v, int32(m.intern.Len()))
-		blocks[i] = uint32(id)
+		blocks[i] = m.intern.id(v)
 	}
 	return blocks, nil
 }
