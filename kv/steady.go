@@ -7,7 +7,8 @@ package kv
 // …) would change nothing. The engine's steady decode passes skip both
 // calls then (issue 34 item 1): one token per request per pass.
 func (m *Manager) Quiet(l *Lease, before int) bool {
+	// One integer division, not three: with a remainder, ⌈after/bs⌉ is q+1.
 	after := before + 1
-	return l.claim == 0 && after%m.BlockSize != 0 && (after+m.BlockSize-1)/m.BlockSize <= len(l.Slots) &&
-		(!m.Caching || l.finalized >= after/m.BlockSize)
+	q := after / m.BlockSize
+	return l.claim == 0 && after != q*m.BlockSize && q < len(l.Slots) && (!m.Caching || l.finalized >= q)
 }

@@ -263,7 +263,12 @@ func (b *book) metricsInto(m *Metrics, active, parked int) {
 	m.Preemptions = b.preemptions
 	m.Holds = len(b.holds)
 	m.Reserved = b.pending.len() + len(b.reserved)
-	m.Counters = b.counters
+	// Field by field: a struct copy reads b.counters in 16-byte loads
+	// right after add's 8-byte stores, and stalled on store forwarding
+	// every pass (issue 34 item 1).
+	c := &b.counters
+	m.CacheHitTokens, m.CacheTotalTokens, m.Retractions = c.CacheHitTokens, c.CacheTotalTokens, c.Retractions
+	m.AcceptedTokens, m.DecodeForwards = c.AcceptedTokens, c.DecodeForwards
 }
 
 // begin resets the pass for a Step starting at now.

@@ -268,7 +268,7 @@ func TestV16to19FPM(t *testing.T) {
 		c := mustCore(t, cfg4(16, 16, 4, false))
 		submit(t, c, 1, span(0, 8), 1)
 		f := c.Step(0).FPM
-		if f.PrefillRequests != 1 || f.PrefillTokens != 8 || f.PrefillKVTokens != 0 || f.QueuedPrefill != 0 || f.WallTimeSecs <= 0 {
+		if f.PrefillRequests != 1 || f.PrefillTokens != 8 || f.PrefillKVTokens != 0 || f.QueuedPrefill != 0 || f.WallTimeSecs() <= 0 {
 			t.Fatalf("fpm %+v", f)
 		}
 	})

@@ -181,7 +181,11 @@ func (c *Core) price(n, kv int) timing.Time {
 	case n > 0 && c.spec != nil:
 		pass += c.spec.decodeTime(c.cfg.Scale, c.cfg.Model, n, kv, c.cfg.NumBlocks*c.cfg.BlockSize)
 	case n > 0:
-		pass += c.cfg.Scale.Decode(c.cfg.Model, n, kv, kv/n, c.cfg.NumBlocks*c.cfg.BlockSize)
+		ctx := kv // kv/n without the integer division for a batch of one, the most common
+		if n != 1 {
+			ctx = kv / n
+		}
+		pass += c.cfg.Scale.Decode(c.cfg.Model, n, kv, ctx, c.cfg.NumBlocks*c.cfg.BlockSize)
 	}
 	return pass
 }
@@ -507,7 +511,7 @@ func (c *Core) fillFPM(p *Pass) {
 	f.VarPrefillLength = c.fpmPrefill.variance()
 	f.VarDecodeKVTokens = c.fpmDecode.variance()
 	c.queued(f, c.parked)
-	f.WallTimeSecs = (p.End - p.Start).Ms() / 1000
+	f.Wall = p.End - p.Start
 }
 
 // welford accumulates a population variance.

@@ -163,7 +163,7 @@ func (c *SGLangCore) Step(now timing.Time) *Pass {
 	f.VarPrefillLength = c.prefill.variance()
 	f.VarDecodeKVTokens = c.decodeW.variance()
 	c.queued(f, nil)
-	f.WallTimeSecs = (p.End - now).Ms() / 1000
+	f.Wall = p.End - now
 	if c.cfg.Watch != 0 {
 		c.watchPass(p)
 	}

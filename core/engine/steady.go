@@ -28,8 +28,10 @@ func (c *Core) steady() bool {
 	}
 	bs := c.cfg.BlockSize
 	for _, s := range c.running {
+		// s.length > slots·bs is ⌈length/bs⌉ > slots without the
+		// integer division, dear per request and pass (issue 34 item 1).
 		if s.computed != s.length-1 || s.computed < s.promptLen || s.complete(c.cfg.MaxModelLen) ||
-			(s.length+bs-1)/bs > len(s.lease.Slots) {
+			s.length > len(s.lease.Slots)*bs {
 			return false
 		}
 	}
@@ -38,9 +40,13 @@ func (c *Core) steady() bool {
 
 // stepSteady is Step for a steady decode pass.
 func (c *Core) stepSteady(now timing.Time) *Pass {
-	p := c.begin(now)
+	p := c.beginSteady(now)
 	c.resetPass()
 	n, total := len(c.running), 0
+	// The FPM's decode KV variance in a local (c.fpmDecode, which only
+	// fillFPM reads, stays empty): one sample, the most common batch, has
+	// variance 0 as welford gives it, without the division (issue 34 item 1).
+	var kvVar welford
 	for _, s := range c.running {
 		// schedule: one decode token, its room already held (steady).
 		before := s.computed
@@ -51,24 +57,73 @@ func (c *Core) stepSteady(now timing.Time) *Pass {
 		s.pass, s.passTokens, s.passPrompt, s.passPre = c.passID, 1, 0, s.promptLen
 		s.computed = before + 1
 		// emit: every request is ready.
-		c.fpmDecode.add(float64(s.length))
+		if n > 1 {
+			kvVar.add(float64(s.length))
+		}
 		total += s.length
 	}
 	c.budget -= n
 	c.worked = true
 	p.FPM.DecodeRequests = n
 	p.FPM.DecodeKVTokens = total
-	if c.decode(c.running, c.burstLimit, &p.Signals) {
+	if c.decodeSteady(&p.Signals) {
 		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
 	}
 	p.End = now + min(c.price(n, total), timing.Horizon)
 	if c.events != nil {
 		p.Events = c.events.Drain()
 	}
-	c.fillFPM(p)
-	c.counters.add(p.Counters)
+	// fillFPM, for a pass with no prefill and nothing queued (steady).
+	p.FPM.VarDecodeKVTokens = kvVar.variance()
+	p.FPM.Wall = p.End - p.Start
+	// c.counters.add(p.Counters) for the two counters a steady pass moves:
+	// copying the whole struct right after decode's field stores stalled
+	// on store forwarding (issue 34 item 1); the other three add zero.
+	p.Counters.AcceptedTokens, p.Counters.DecodeForwards = n, n // one token per request
+	c.counters.AcceptedTokens += n
+	c.counters.DecodeForwards += n
 	c.metricsInto(&p.Metrics, c.kv.Pool.Active(), len(c.parked))
 	p.Busy = true
 	c.recycle()
 	return p
+}
+
+// beginSteady is begin for a steady pass, which writes all of its Metrics
+// (metricsInto): they are not cleared first.
+func (c *Core) beginSteady(now timing.Time) *Pass {
+	p := &c.pass
+	p.Start, p.End = now, 0
+	p.Signals, p.Admissions, p.Events, p.Reserved = p.Signals[:0], p.Admissions[:0], nil, p.Reserved[:0]
+	p.FPM, p.Counters = FPM{}, Counters{}
+	p.Busy, p.Watched = false, nil
+	return p
+}
+
+// decodeSteady is book.decode for a steady pass's batch, c.running: no
+// speculation (one token each), no prefill handoff, the block memory.
+// Same steps in the same order; the pass's two counters, one per request,
+// are set by the caller.
+func (c *Core) decodeSteady(out *[]Signal) (anyDone bool) {
+	sigs := *out
+	for _, s := range c.running {
+		var tok uint32 // the planned token, or one from the output stream
+		if s.planned != nil {
+			tok = s.planned[s.generated]
+		} else {
+			tok = uint32(c.rng.Uint64())
+		}
+		before := s.length
+		s.length++
+		s.generated++
+		c.blocks.grow(s, tok)
+		done := s.complete(c.cfg.MaxModelLen)
+		sigs = append(sigs, Signal{ID: s.id, Token: tok, HasToken: true, Completed: done, Cached: c.firstSignal(s)})
+		c.blocks.settle(s, before, done)
+		if done {
+			c.finish(s)
+			anyDone = true
+		}
+	}
+	*out = sigs
+	return anyDone
 }

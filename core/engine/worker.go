@@ -91,7 +91,12 @@ func (w *Worker) StepLane(now timing.Time, k int) *Pass {
 	parts := w.parts[k][:0]
 	if len(w.Ranks) == n {
 		p := w.Ranks[k].Step(now)
-		w.last[k], w.parts[k] = p, append(parts, RankPass{k, p})
+		// A rank returns the same *Pass every time: after the first pass
+		// the record is already right, and rewriting it per pass (pointer
+		// stores, with their write barriers) showed (issue 34 item 1).
+		if w.last[k] != p || len(w.parts[k]) != 1 || w.parts[k][0] != (RankPass{k, p}) {
+			w.last[k], w.parts[k] = p, append(parts, RankPass{k, p})
+		}
 		return p
 	}
 	m := &w.lanes[k]

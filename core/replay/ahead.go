@@ -190,9 +190,12 @@ func (l *Loop) applyQuiet(i, k int) {
 	p := ln.inflight
 	ln.busy, ln.inflight = false, nil
 	m := &p.Metrics
-	ln.load = router.Load{Running: m.Running, Waiting: m.Waiting, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
-	st.seen = ln.load
-	st.seen.Waiting += st.since
+	// Built once in registers: copying ln.load back out right after its
+	// field stores stalled on store forwarding (issue 34 item 1).
+	ld := router.Load{Running: m.Running, Waiting: m.Waiting, ActiveBlocks: m.ActiveBlocks, TotalBlocks: m.TotalBlocks}
+	ln.load = ld
+	ld.Waiting += st.since
+	st.seen = ld
 	if len(p.Events) > 0 {
 		l.pools[st.pool].Router.Observe(st.index, p.Events)
 	}

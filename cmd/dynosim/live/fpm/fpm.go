@@ -96,7 +96,7 @@ type Message struct {
 // sums for the queue), so var_prefill_length and var_decode_kv_tokens of
 // queued_requests are 0.
 func FromEngine(f engine.FPM) Message {
-	return Message{Version: Version, WallTime: f.WallTimeSecs,
+	return Message{Version: Version, WallTime: f.WallTimeSecs(),
 		ScheduledRequests: Scheduled{
 			NumPrefillRequests: f.PrefillRequests, SumPrefillTokens: f.PrefillTokens,
 			VarPrefillLength: f.VarPrefillLength, SumPrefillKVTokens: f.PrefillKVTokens,

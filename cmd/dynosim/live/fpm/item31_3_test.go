@@ -103,7 +103,7 @@ func TestItem31_3FPMSocketGuarded(t *testing.T) {
 							t.Fatalf("socket %d after the attack: %+v, %v", i, m, err)
 						}
 					case <-tick.C:
-						p.Pass(i, time.Now(), FromEngine(engine.FPM{PrefillRequests: 1, PrefillTokens: 7, WallTimeSecs: 0.01}))
+						p.Pass(i, time.Now(), FromEngine(engine.FPM{PrefillRequests: 1, PrefillTokens: 7, Wall: 10_000_000}))
 					case <-patience.After(t):
 						t.Fatalf("socket %d serves no subscriber after the attack", i)
 					}
