@@ -64,8 +64,6 @@ func (c *Core) stepSteady(now timing.Time) *Pass {
 	}
 	c.budget -= n
 	c.worked = true
-	p.FPM.DecodeRequests = n
-	p.FPM.DecodeKVTokens = total
 	if c.decodeSteady(&p.Signals) {
 		c.running = slices.DeleteFunc(c.running, func(s *seq) bool { return s.done })
 	}
@@ -73,13 +71,13 @@ func (c *Core) stepSteady(now timing.Time) *Pass {
 	if c.events != nil {
 		p.Events = c.events.Drain()
 	}
-	// fillFPM, for a pass with no prefill and nothing queued (steady).
-	p.FPM.VarDecodeKVTokens = kvVar.variance()
-	p.FPM.Wall = p.End - p.Start
-	// c.counters.add(p.Counters) for the two counters a steady pass moves:
-	// copying the whole struct right after decode's field stores stalled
-	// on store forwarding (issue 34 item 1); the other three add zero.
-	p.Counters.AcceptedTokens, p.Counters.DecodeForwards = n, n // one token per request
+	// The pass's FPM and counters, each written once, not cleared first
+	// (issue 34 item 1): fillFPM's values for a pass with no prefill and
+	// nothing queued, and one token per request. c.counters.add(p.Counters)
+	// for the two counters that move: copying the whole struct right after
+	// its field stores stalled on store forwarding; the others add zero.
+	p.FPM = FPM{DecodeRequests: n, DecodeKVTokens: total, VarDecodeKVTokens: kvVar.variance(), Wall: p.End - p.Start}
+	p.Counters = Counters{AcceptedTokens: n, DecodeForwards: n}
 	c.counters.AcceptedTokens += n
 	c.counters.DecodeForwards += n
 	c.metricsInto(&p.Metrics, c.kv.Pool.Active(), len(c.parked))
@@ -88,13 +86,12 @@ func (c *Core) stepSteady(now timing.Time) *Pass {
 	return p
 }
 
-// beginSteady is begin for a steady pass, which writes all of its Metrics
-// (metricsInto): they are not cleared first.
+// beginSteady is begin for a steady pass, which writes all of its FPM,
+// Counters and Metrics (metricsInto) itself: they are not cleared first.
 func (c *Core) beginSteady(now timing.Time) *Pass {
 	p := &c.pass
 	p.Start, p.End = now, 0
 	p.Signals, p.Admissions, p.Events, p.Reserved = p.Signals[:0], p.Admissions[:0], nil, p.Reserved[:0]
-	p.FPM, p.Counters = FPM{}, Counters{}
 	p.Busy, p.Watched = false, nil
 	return p
 }
