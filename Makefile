@@ -18,7 +18,10 @@ cli: bin/dynosim
 # `make test` runs every suite, even after one failed (a failure must not
 # hide the suites after it), times each, then names the failed ones and
 # exits non-zero if any failed. `make test SUITES="lint test-go"` runs some.
-SUITES ?= lint test-go test-worker test-wasm test-live test-browser
+# test-browser comes before test-worker and test-live: its `make wasm` links
+# bin/dynosim with the page inside, and the two after it use that binary
+# (before, test-live linked the CLI and `make wasm` linked it again).
+SUITES ?= lint test-go test-wasm test-browser test-worker test-live
 
 test:
 	@failed=""; passed=0; nfailed=0; t0=$$(date +%s); \
@@ -176,8 +179,16 @@ $(WORKER_OUT)/app.wasm: $(filter-out ./ui/%,$(GO_SRC)) wasm/worker/entry.mjs cmd
 worker-dev: worker
 	$(WRANGLER_ENV) $(WRANGLER) dev -c build/wrangler.jsonc --local --ip 127.0.0.1 --port $(PORT) --persist-to build/out/wrangler-state
 
-test-worker: $(WORKER_OUT)/app.wasm
-	$(WRANGLER_ENV) node --test --test-concurrency=1 wasm/worker/test/*.test.mjs
+# Each test file starts its own workerd on a free port with its own KV
+# directory, so files run side by side (WORKER_JOBS): a file keeps about
+# one core busy at most, its tests running one at a time, each waiting on
+# the CLI or on its workerd. They check the Worker against
+# bin/dynosim (DYNOSIM_BIN), the CLI the other suites use, instead of each
+# linking a copy of it.
+WORKER_JOBS ?= 2
+
+test-worker: $(WORKER_OUT)/app.wasm bin/dynosim
+	$(WRANGLER_ENV) DYNOSIM_BIN=bin/dynosim node --test --test-concurrency=$(WORKER_JOBS) wasm/worker/test/*.test.mjs
 
 # --- Web page (wasm/browser, ui/, public/) -----------------------------------
 # `make wasm` builds the site into public/ (git-ignored outputs) and rebuilds

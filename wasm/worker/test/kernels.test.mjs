@@ -6,16 +6,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, setGlobalDispatcher } from 'undici';
-import { root, startWorkerd } from './workerd.mjs';
+import { cliBinary, root, startWorkerd } from './workerd.mjs';
 import { keys } from '../../../ui/test/reportkeys.mjs';
 
 setGlobalDispatcher(new Agent({ pipelining: 0 })); // fresh connections (worker.test.mjs says why)
 
-const GO = process.env.GO || (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go');
 const AIC = readFileSync(path.join(root, 'internal/defaultconfig/default.yaml'), 'utf8')
   .replace('timing: {type: default, speedup: 1.0, decode_speedup: 1.0}', 'timing: {type: default, speedup: 1.0, decode_speedup: 1.0, kernels: aic}');
 const trace = readFileSync(path.join(root, 'wasm/worker/testdata/conversation_1000.jsonl'), 'utf8')
@@ -26,8 +25,7 @@ let tmp, base, mf, cli;
 before(async () => {
   assert.match(AIC, /kernels: aic/);
   tmp = mkdtempSync(path.join(os.tmpdir(), 'dynosim-worker-kernels-'));
-  cli = path.join(tmp, 'dynosim');
-  execFileSync(GO, ['build', '-o', cli, './cmd/dynosim'], { cwd: root, stdio: 'inherit' });
+  cli = cliBinary(tmp);
   ({ url: base, mf } = await startWorkerd(path.join(tmp, 'state')));
 });
 after(async () => {

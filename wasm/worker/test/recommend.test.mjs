@@ -6,19 +6,17 @@
 // candidates included: the Worker names them in X-Dynosim-Reason).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { root, startWorkerd } from './workerd.mjs';
+import { cliBinary, root, startWorkerd } from './workerd.mjs';
 
-const GO = process.env.GO || 'go';
 let tmp, base, mf, cli, second;
 
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'dynosim-worker-recommend-'));
-  cli = path.join(tmp, 'dynosim');
-  execFileSync(GO, ['build', '-o', cli, './cmd/dynosim'], { cwd: root, stdio: 'inherit' });
+  cli = cliBinary(tmp);
   const lines = readFileSync(path.join(root, 'wasm/worker/testdata/conversation_1000.jsonl'), 'utf8').split('\n').filter(Boolean);
   writeFileSync(path.join(tmp, 'trace.jsonl'), lines.slice(0, 150).join('\n') + '\n');
   // 12 candidates: two over the GPU budget, 70B on one GPU does not fit

@@ -4,7 +4,8 @@
 // the native CLI (go build ./cmd/dynosim). Run with `make test-worker`
 // (which builds the Worker first) or `node --test wasm/worker/test/`.
 //
-// Environment knobs: GO (go binary), WORKER_TEST_KEEP=1 keeps the temp dir.
+// Environment knobs: DYNOSIM_BIN (the CLI; else built with GO, the go
+// binary: workerd.mjs cliBinary), WORKER_TEST_KEEP=1 keeps the temp dir.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -21,11 +22,10 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { root, startWorkerd } from './workerd.mjs';
+import { cliBinary, root, startWorkerd } from './workerd.mjs';
 import { keys } from '../../../ui/test/reportkeys.mjs';
 
 const testdata = path.join(root, 'wasm/worker/testdata');
-const GO = process.env.GO || (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go');
 const WRANGLER = path.join(root, 'node_modules/.bin/wrangler');
 const MAX_BODY = 1 << 20; // the test instance's body cap (the default is 32 MiB)
 const BODY_TIMEOUT_MS = 2000; // the test instance's body read deadline (the default is 30 s)
@@ -59,8 +59,7 @@ before(async () => {
   if (!existsSync(path.join(root, 'build/worker/app.wasm'))) {
     execFileSync('make', ['worker'], { cwd: root, stdio: 'inherit' });
   }
-  cli = path.join(tmp, 'dynosim');
-  execFileSync(GO, ['build', '-o', cli, './cmd/dynosim'], { cwd: root, stdio: 'inherit' });
+  cli = cliBinary(tmp);
   writeFileSync(path.join(tmp, 'config.yaml'), CONFIG);
 
   // A real local workerd (workerd.mjs) with the tests' body limits.

@@ -16,6 +16,19 @@ import { Miniflare } from 'miniflare';
 process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false'; // Miniflare: no request.cf download
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
+// cliBinary is the native CLI the Worker's answers are checked against:
+// DYNOSIM_BIN when set (make test-worker passes bin/dynosim, the one build
+// every suite shares), else a fresh `go build` into dir (GO names the go
+// binary). Each test file used to link its own copy: three links of the
+// same CLI per run.
+export function cliBinary(dir) {
+  if (process.env.DYNOSIM_BIN) return path.resolve(root, process.env.DYNOSIM_BIN);
+  const go = process.env.GO || (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go');
+  const cli = path.join(dir, 'dynosim');
+  execFileSync(go, ['build', '-o', cli, './cmd/dynosim'], { cwd: root, stdio: 'inherit' });
+  return cli;
+}
+
 export async function freePort() {
   const srv = net.createServer();
   srv.listen(0, '127.0.0.1');
