@@ -1,5 +1,7 @@
 package router
 
+import "github.com/dynosim/dynosim-web/internal/idmap"
+
 // activeTree is the prompt blocks the KV router's active sequences hold on
 // one (worker, rank), for the cost function's two questions (spec §8.6):
 // how long a leading run of a request's block hashes is held there, and
@@ -17,7 +19,7 @@ package router
 // names its whole prefix, so a hash found anywhere in the tree is found at
 // the end of the same path (64-bit collisions aside).
 type activeTree struct {
-	first blockTable // a segment's first hash → its index + 1 (the ix value)
+	first idmap.Map // a segment's first hash → its index
 	segs  []segment
 	free  []int32 // unused segment indices
 	held  int     // distinct blocks held
@@ -29,7 +31,12 @@ type segment struct {
 }
 
 // seg is the segment that starts with hash h, or -1.
-func (t *activeTree) seg(h uint64) int32 { return t.first.ixOf(h) - 1 }
+func (t *activeTree) seg(h uint64) int32 {
+	if s, ok := t.first.Get(h); ok {
+		return s
+	}
+	return -1
+}
 
 // prefix is the number of leading hashes held.
 func (t *activeTree) prefix(hashes []uint64) int {
@@ -91,7 +98,7 @@ func (t *activeTree) release(hashes []uint64) {
 		sg := &t.segs[s]
 		n := len(sg.hashes)
 		if sg.count--; sg.count == 0 {
-			t.first.setIx(hashes[i], 0)
+			t.first.Delete(hashes[i])
 			t.held -= n
 			sg.hashes = nil
 			t.free = append(t.free, s)
@@ -118,5 +125,5 @@ func (t *activeTree) add(run []uint64, count int32) {
 		s = int32(len(t.segs))
 		t.segs = append(t.segs, segment{run, count})
 	}
-	t.first.setIx(run[0], s+1)
+	t.first.Put(run[0], s)
 }

@@ -72,6 +72,7 @@ type rankLoad struct {
 type queuedSeq struct {
 	isl, cached int
 	hashes      []uint64   // its prompt's block hashes, reused when it is offered again
+	locals      []uint64   // their local hashes, handed to the engine with them
 	runs        []rankRuns // its walks per candidate, reused on ranks that did not change
 	arrival     timing.Time
 	jump        float64 // max(priority, 0): seconds of arrival credit (spec §10.11)
@@ -123,7 +124,7 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		// workers are busy) has the same prompt: hashing it again was
 		// most of a queued replay's CPU (issue 34 item 2).
 		r.hashes = append(r.hashes[:0], held.hashes...)
-		r.locals = r.locals[:0] // not kept: the engine hashes (PromptHashes)
+		r.locals = append(r.locals[:0], held.locals...) // for the engine (PromptHashes)
 	} else {
 		if r.locals == nil {
 			r.locals = make([]uint64, 0, 64)
@@ -182,11 +183,11 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		for i := range r.cands {
 			best = max(best, r.cands[i].Cached)
 		}
-		kept, runs := held.hashes, held.runs[:0]
+		kept, locals, runs := held.hashes, held.locals, held.runs[:0]
 		if !reuse {
-			kept, runs = append([]uint64(nil), r.hashes...), nil
+			kept, locals, runs = append([]uint64(nil), r.hashes...), append([]uint64(nil), r.locals...), nil
 		}
-		r.hold(q, queuedSeq{isl: isl, cached: best, hashes: kept, runs: append(runs, r.runs...)})
+		r.hold(q, queuedSeq{isl: isl, cached: best, hashes: kept, locals: locals, runs: append(runs, r.runs...)})
 		return Placement{}, false
 	}
 	if wasHeld {
