@@ -200,7 +200,8 @@ func (l *Loop) applyQuiet(i, k int) {
 		l.pools[st.pool].Router.Observe(st.index, p.Events)
 	}
 	for j := range p.Signals {
-		l.col.Token(p.Signals[j].ID, p.Start, p.End)
+		l.col.TokenUncounted(p.Signals[j].ID, p.Start, p.End)
 	}
+	l.col.CountTokens(p.End, len(p.Signals))
 	st.stats.OutputTokens += len(p.Signals)
 }
