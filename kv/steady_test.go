@@ -40,3 +40,31 @@ func TestItem34_1Quiet(t *testing.T) {
 		}
 	}
 }
+
+// TestItem34_1QuietFormula checks Quiet's arithmetic (one division, or a
+// shift for a power-of-two block size) against the three divisions it
+// replaced, on every block size to 64 and some larger, and leases of every
+// claim, slot count and finalized count around each position.
+func TestItem34_1QuietFormula(t *testing.T) {
+	for _, bs := range []int{1, 2, 3, 4, 5, 7, 8, 12, 16, 31, 32, 48, 64, 100, 256, 512, 1000, 1024} {
+		for _, caching := range []bool{false, true} {
+			m := &Manager{BlockSize: bs, Caching: caching}
+			for before := 0; before < 3*bs+5; before++ {
+				for slots := 0; slots <= 5; slots++ {
+					for fin := 0; fin <= 5; fin++ {
+						for _, claim := range []int{0, 1} {
+							l := Lease{Slots: make([]int32, slots), finalized: fin, claim: claim}
+							after := before + 1
+							want := l.claim == 0 && after%bs != 0 && (after+bs-1)/bs <= len(l.Slots) &&
+								(!caching || l.finalized >= after/bs)
+							if got := m.Quiet(&l, before); got != want {
+								t.Fatalf("bs %d caching %v before %d slots %d finalized %d claim %d: %v, want %v",
+									bs, caching, before, slots, fin, claim, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
