@@ -60,7 +60,7 @@ func (r *Roofline) MemoryReserve(blocks, blockSize int, reserve float64) MemoryF
 // are shown unchecked.
 const (
 	RooflineChecked      = 6
-	RooflineWorstPct     = 12.1
+	RooflineWorstPct     = 11.9
 	RooflineUncheckedMax = 3
 )
 

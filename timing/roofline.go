@@ -137,7 +137,34 @@ func NewRoofline(spec RooflineSpec) (*Roofline, error) {
 	if spec.Engine != "" {
 		r.engine = spec.Engine
 	}
+	r.kvPerToken = r.attnKVPerToken()
 	return r, nil
+}
+
+// attnKVPerToken is the KV bytes per token per GPU that attention reads
+// at its achievable bandwidth. vLLM's FP8 KV cache halves the bytes
+// stored, not the attention's time: "The current FP8 KV cache
+// implementation primarily benefits throughput by allowing approximately
+// double the amount of space for KV cache allocation ... there are
+// currently no latency improvements as the implementation does not yet
+// include fused dequantization and attention operations" (vLLM docs,
+// features/quantization/quantized_kvcache, through v0.11.2; InferenceMAX
+// ran v0.10.2). So under vLLM an FP8 cache is read as fast as a BF16 one:
+// priced at the model dtype's bytes. Not on Blackwell, where vLLM runs
+// decode attention on FlashInfer's TRT-LLM-gen kernels, which read FP8 KV
+// natively (as TRT-LLM's and SGLang's FP8 KV paths do everywhere). On
+// InferenceMAX's fitted split (H100 vLLM, KV fp8) the TPOT error had
+// fallen with the batch and more steeply with the context (−16 to −20 %
+// at concurrency 64 with 5k-token contexts, −6 % with 1.5k): the reading
+// of a cache priced at half its time.
+func (r *Roofline) attnKVPerToken() float64 {
+	kv := float64(KVBytesPerToken(r.Model, r.Par.Tensor))
+	if r.engine == "vllm" && r.Model.KVBytes == 1 && r.GPU.FP4FLOPS == 0 { // FP4 tensor cores: Blackwell
+		m := r.Model
+		m.KVBytes = 2 // the BF16 cache's read time
+		kv = float64(KVBytesPerToken(m, r.Par.Tensor))
+	}
+	return kv
 }
 
 // NewRooflineFrom builds the model from resolved specs, with vLLM's
@@ -188,7 +215,7 @@ func NewRooflineFrom(m ModelSpec, g GPUSpec, par Parallelism, dtype, kvDType str
 	r.kernels = denseKernels(m, par)
 	r.lmHead = kernel{n: float64(m.Vocab) / float64(par.Tensor), k: float64(m.Hidden), count: 1}
 	r.routedParams = float64(m.moeLayers()) * float64(m.Experts) * m.expertParams() / float64(par.MoETensor*par.MoEExpert)
-	r.kvPerToken = float64(KVBytesPerToken(r.Model, par.Tensor))
+	r.kvPerToken = r.attnKVPerToken()
 	r.syncMs = TPSyncMs(g.Fabric, par.Tensor)
 	return r, nil
 }

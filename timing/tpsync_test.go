@@ -15,13 +15,13 @@ func TestItem33_4TPSync(t *testing.T) {
 		wantUs float64
 	}{
 		{FabricNVLink4, 1, 0},
-		{FabricNVLink4, 2, 1.5},
-		{FabricNVLink4, 8, 4.5},
+		{FabricNVLink4, 2, 2.0},
+		{FabricNVLink4, 8, 6.0},
 		{FabricNVLink5, 4, 1.0},
-		{FabricNVLink3, 2, 1.5},
-		{FabricPCIeP2P, 2, 1.5},
-		{FabricPCIeNoP2P, 4, 3.0},
-		{Fabric(200), 2, 1.5},
+		{FabricNVLink3, 2, 2.0},
+		{FabricPCIeP2P, 2, 2.0},
+		{FabricPCIeNoP2P, 4, 4.0},
+		{Fabric(200), 2, 2.0},
 	} {
 		if got := 1000 * TPSyncMs(c.f, c.tp); math.Abs(got-c.wantUs) > 1e-9 {
 			t.Errorf("%s TP%d: %.3f µs, want %.3f", c.f, c.tp, got, c.wantUs)

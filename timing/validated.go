@@ -8,13 +8,13 @@ package timing
 // replayed through the simulator, and over its held-out part.
 var validated = []SourceValidation{
 	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 145, TPOTPct: 9.6, TTFTPct: 54.1, HeldOutPoints: 1, HeldOutTPOTPct: 1.1, HeldOutTTFTPct: 57.8},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 7.9, TTFTPct: 60.2},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 11.5, TTFTPct: 87.4, HeldOutPoints: 130, HeldOutTPOTPct: 11.5, HeldOutTTFTPct: 87.4},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 429, TPOTPct: 10.5, TTFTPct: 69.8, HeldOutPoints: 357, HeldOutTPOTPct: 9.9, HeldOutTTFTPct: 71.1},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 219, TPOTPct: 7.9, TTFTPct: 53.5, HeldOutPoints: 114, HeldOutTPOTPct: 15, HeldOutTTFTPct: 64.3},
-	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 6, TTFTPct: 4.2, HeldOutPoints: 12, HeldOutTPOTPct: 7.2, HeldOutTTFTPct: 6.8},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 144, TPOTPct: 9.4, TTFTPct: 8.7, HeldOutPoints: 72, HeldOutTPOTPct: 6.5, HeldOutTTFTPct: 9.8},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 6.6, TTFTPct: 29.1, HeldOutPoints: 60, HeldOutTPOTPct: 5.9, HeldOutTTFTPct: 32.7},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 72, TPOTPct: 13.2, TTFTPct: 7.3, HeldOutPoints: 72, HeldOutTPOTPct: 13.2, HeldOutTTFTPct: 7.3},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 105, TPOTPct: 5.6, TTFTPct: 12.1, HeldOutPoints: 60, HeldOutTPOTPct: 5.3, HeldOutTTFTPct: 14.4},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 10, TTFTPct: 60.2},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 11.8, TTFTPct: 87.6, HeldOutPoints: 130, HeldOutTPOTPct: 11.8, HeldOutTTFTPct: 87.6},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 429, TPOTPct: 10.3, TTFTPct: 71.9, HeldOutPoints: 357, HeldOutTPOTPct: 9.6, HeldOutTTFTPct: 73},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 219, TPOTPct: 7.8, TTFTPct: 54.2, HeldOutPoints: 114, HeldOutTPOTPct: 10.1, HeldOutTTFTPct: 65.5},
+	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 7.3, TTFTPct: 3.5, HeldOutPoints: 12, HeldOutTPOTPct: 7.5, HeldOutTTFTPct: 5.8},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 144, TPOTPct: 9.4, TTFTPct: 9.1, HeldOutPoints: 72, HeldOutTPOTPct: 6.5, HeldOutTTFTPct: 10.1},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 6.9, TTFTPct: 29.7, HeldOutPoints: 60, HeldOutTPOTPct: 6.2, HeldOutTTFTPct: 33.9},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 72, TPOTPct: 14.2, TTFTPct: 7.5, HeldOutPoints: 72, HeldOutTPOTPct: 14.2, HeldOutTTFTPct: 7.5},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 105, TPOTPct: 5.6, TTFTPct: 10.1, HeldOutPoints: 60, HeldOutTPOTPct: 7.5, HeldOutTTFTPct: 13},
 }

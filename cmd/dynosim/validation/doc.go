@@ -197,11 +197,14 @@ scheduling from 0.14 on; SGLang ` + "`chunked_prefill_size`" + ` 8192 (16384 on 
 scheduler on; TRT-LLM ` + "`max_num_tokens` 8192, `max_batch_size`" + ` 2048, overlap scheduler on; KV cache 0.9 of
 memory (SGLang: its own ` + "`mem_fraction_static`" + ` default, 0.835 on an H100 at TP1), in the model dtype (FP8 for TRT-LLM's quantized checkpoints).
 
-**Fitted and held out.** Three choices were made on end-to-end data, all on Llama-3.1-70B only: the
-frontend latency (` + "`timing/overhead.go`" + `: 7.5 ms, from BLIS's two Llama-3.1-70B runs), the client ramp above
-(from the AIConfigurator Llama-3.1-70B points) and the tensor-parallel sync term (` + "`timing/tpsync.go`" + `: µs per
-all-reduce × log2(TP), 1.5 on NVLink4 and 0.5 on NVLink5, fitted on InferenceMAX's H100 and B200 FP8 rows only by
-` + "`go test ./cmd/dynosim/validation -run TestItem33_4Fit -fit`" + `; its H200 and B200 FP4 rows are held out). The Llama-3.1-8B and Qwen3-32B points and the other twelve
+**Fitted and held out.** Four choices were made on end-to-end data, all on Llama-3.1-70B only: the
+frontend latency (` + "`timing/overhead.go`" + `: 3.7 ms, from BLIS's two Llama-3.1-70B runs, ` + "`TestItem33_8FrontendFit`" + `), the client ramp above
+(from the AIConfigurator Llama-3.1-70B points), the tensor-parallel sync term (` + "`timing/tpsync.go`" + `: µs per
+all-reduce × log2(TP), 2.0 on NVLink4 and 0.5 on NVLink5, fitted on InferenceMAX's H100 and B200 FP8 rows only by
+` + "`go test ./cmd/dynosim/validation -run TestItem33_4Fit -fit`" + `; its H200 and B200 FP4 rows are held out) and vLLM's
+per-sequence cost (` + "`timing/overhead.go`" + `: 25 µs per sequence in a pass, fitted on the same InferenceMAX rows by
+` + "`-run TestItem33_8PerSeqFit -fitseq`" + `). Under vLLM an FP8 KV cache is read at BF16's speed except on Blackwell, as
+vLLM's documentation states (no latency gain without fused dequantization; ` + "`timing/roofline.go`" + `), not fitted. The Llama-3.1-8B and Qwen3-32B points and the other twelve
 BLIS runs (other models, engines, versions and teams) were not looked at while choosing and are reported
 separately. The kernel efficiency and interconnect curves come from kernel tables, not from these points
 (` + "`timing/curves.go`, `timing/interconnect.go`" + `).
