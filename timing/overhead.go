@@ -36,8 +36,8 @@ type Overhead struct {
 // split of InferenceMAX's Llama-3.1-70B sweep only (imaxFit: H100, B200
 // FP8; TP1–TP8; concurrency 4–64), never on held-out points: per
 // configuration (GPU, precision, TP, ISL/OSL), the spread of the signed
-// TPOT error across the concurrency sweep, minimised (5,922 %² at 0 µs,
-// 5,657 at BLIS's 5 µs, 5,212 at 25 µs; within 2 % of it from 15 to
+// TPOT error across the concurrency sweep, minimised (5,923 %² at 0 µs,
+// 5,658 at BLIS's 5 µs, 5,212 at 25 µs; within 2 % of it from 15 to
 // 30 µs). With BLIS's 5 µs vLLM's error falls from +3.6 % at concurrency
 // 4 to −1.2 % at 64: a cost that grows with the batch is missing. The
 // term stands for every per-sequence cost of a step the kernel curves do

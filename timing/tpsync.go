@@ -43,8 +43,8 @@ type TPSync struct {
 //     term is to explain what changes with TP, not the engine's or
 //     precision's own offset (issue 33 item 3's kernel tables are for
 //     those). At the fitted values, 2.0 µs (NVLink4) and 0.5 µs
-//     (NVLink5), the spread falls from 17.0 to 0.7 %² and from 34.4 to
-//     27.0 %²: H100's drift from TP2 to TP8 goes from −5.8 to +1.0
+//     (NVLink5), the spread falls from 17.0 to 0.7 %² and from 34.3 to
+//     26.8 %²: H100's drift from TP2 to TP8 goes from −5.8 to +1.0
 //     points; B200's rows, already too slow at TP > 1, leave little for
 //     the term. (Refitted with vLLM's per-sequence cost and FP8-KV read,
 //     overhead.go and roofline.go: NVLink4 moved from 1.5 to 2.0 µs,
