@@ -74,12 +74,30 @@ type Event struct {
 // reader that keeps or appends to them is safe, and a replay makes a few
 // allocations per thousand events instead of one or two per event (issue
 // 34 item 2: event slices were the KV router replay's largest allocator).
+//
+// With Transient set, the reader promises to be done with a drained batch by
+// the next Drain (the in-process replay: the router applies a pass's events
+// before the worker steps again, and keeps none of them). The log then
+// writes into two sets of arenas in turn, the one of the batch drained
+// before last being free again, and a replay allocates only while the
+// arenas grow (issue 34 item 2, R4: fresh arenas were 62 MB a replay of the
+// whole Mooncake trace, streamed through the cache). A reader that keeps
+// events (the live hub) leaves it unset and gets arenas never written again.
 type EventLog struct {
-	DPRank int
-	next   uint64
-	Events []Event
-	blocks []StoredBlock // arena of Stored events' blocks; the open run is its tail
-	hashes []uint64      // arena of Removed events' hashes
+	DPRank    int
+	Transient bool // the reader is done with a drained batch by the next Drain
+	next      uint64
+	Events    []Event
+	blocks    []StoredBlock // arena of Stored events' blocks; the open run is its tail
+	hashes    []uint64      // arena of Removed events' hashes
+	spare     eventArenas   // Transient: the arenas of the batch drained last
+}
+
+// eventArenas is one set of a Transient log's arenas, emptied.
+type eventArenas struct {
+	events []Event
+	blocks []StoredBlock
+	hashes []uint64
 }
 
 // Chunk sizes: events, blocks and hashes per arena allocation (a chunk is
@@ -107,8 +125,9 @@ func (l *EventLog) appendBlock(ev *Event, b StoredBlock) {
 	n := len(ev.Blocks)
 	if len(l.blocks) == cap(l.blocks) {
 		// The open run moves to a new chunk; the old one keeps what was
-		// handed out.
-		l.blocks = append(make([]StoredBlock, 0, max(blockChunk, 2*(n+1))), ev.Blocks...)
+		// handed out. A Transient log keeps only its last chunk, so it
+		// doubles until one holds a pass's blocks.
+		l.blocks = append(make([]StoredBlock, 0, max(blockChunk, 2*(n+1), l.grown(cap(l.blocks)))), ev.Blocks...)
 	}
 	l.blocks = append(l.blocks, b)
 	end := len(l.blocks)
@@ -118,7 +137,7 @@ func (l *EventLog) appendBlock(ev *Event, b StoredBlock) {
 // hashRun copies hashes into the hashes arena.
 func (l *EventLog) hashRun(hashes []uint64) []uint64 {
 	if cap(l.hashes)-len(l.hashes) < len(hashes) {
-		l.hashes = make([]uint64, 0, max(hashChunk, len(hashes)))
+		l.hashes = make([]uint64, 0, max(hashChunk, len(hashes)+l.grown(cap(l.hashes))))
 	}
 	start := len(l.hashes)
 	l.hashes = append(l.hashes, hashes...)
@@ -153,14 +172,34 @@ func (l *EventLog) removed(hashes []uint64) []uint64 {
 	return hashes[:0]
 }
 
-// Drain returns the buffered events and empties the buffer.
+// grown is the size of a Transient log's next chunk after one of c: twice
+// c (zero for a log whose chunks are never reused).
+func (l *EventLog) grown(c int) int {
+	if l.Transient {
+		return 2 * c
+	}
+	return 0
+}
+
+// Drain returns the buffered events and empties the buffer. A Transient log
+// then writes into the arenas of the batch drained before, which its reader
+// is done with; ev's arenas wait for the next Drain.
 func (l *EventLog) Drain() []Event {
 	n := len(l.Events)
 	if n == 0 {
 		return nil
 	}
 	ev := l.Events[:n:n]
-	l.Events = l.Events[n:] // the chunk's rest, beyond ev's capacity
+	if !l.Transient {
+		l.Events = l.Events[n:] // the chunk's rest, beyond ev's capacity
+		return ev
+	}
+	// The events and the arenas' latest chunks start with this batch
+	// (Transient chunks are filled from their start; an open run never
+	// spans a Drain), so their starts are the whole of them.
+	free := l.spare
+	l.spare = eventArenas{l.Events[:0], l.blocks[:0], l.hashes[:0]}
+	l.Events, l.blocks, l.hashes = free.events, free.blocks, free.hashes
 	return ev
 }
 

@@ -250,6 +250,7 @@ type Config struct {
 	Scale              timing.Scale
 	Seed               uint64 // output-token stream
 	Events             bool   // publish KV events
+	TransientEvents    bool   // Events' reader is done with them by the next Step: the log reuses its buffers (kv.EventLog.Transient)
 	DPRank             int
 	G1                 G1Backend    // vLLM/TRT-LLM only; SGLang has its radix cache
 	Spec               Speculation  // speculative decoding (NextN 0: off)
@@ -436,7 +437,7 @@ func New(cfg Config) (*Core, error) {
 	c.mixed, _ = cfg.Model.(timing.Mixed)
 	var events *kv.EventLog
 	if cfg.Events && cfg.PrefixCaching {
-		events = &kv.EventLog{DPRank: cfg.DPRank}
+		events = &kv.EventLog{DPRank: cfg.DPRank, Transient: cfg.TransientEvents}
 	}
 	var pool kv.BlockPool = kv.NewPool(cfg.NumBlocks)
 	var lineage *kv.LineagePool

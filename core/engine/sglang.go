@@ -58,7 +58,7 @@ func NewSGLang(cfg Config) (*SGLangCore, error) {
 	c.decay = (c.initRatio - c.minRatio) / 600
 	c.ratio = c.initRatio
 	if cfg.Events && cfg.PrefixCaching {
-		c.events = &kv.EventLog{DPRank: cfg.DPRank}
+		c.events = &kv.EventLog{DPRank: cfg.DPRank, Transient: cfg.TransientEvents}
 		c.hashing = true
 		// With page size 1 the page keys are the tokens (addPage).
 		c.pool.Publish(c.events, cfg.BlockSize == 1)

@@ -31,7 +31,8 @@ type Observer interface {
 	Parked(id uint64, at timing.Time)
 	// PassStarted: worker started pass p (its scheduling decisions are
 	// made); PassEnded: p's results become visible. p is reused by the
-	// worker's next pass.
+	// worker's next pass, and so are its Events' buffers except in a live
+	// deployment (engine.Config.TransientEvents): copy what you keep.
 	PassStarted(worker int, p *engine.Pass)
 	PassEnded(worker int, p *engine.Pass)
 	// Token: it emitted token in the pass from start to end.

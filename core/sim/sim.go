@@ -396,6 +396,9 @@ func (p *Prepared) poolConfig(cfg *config.Config, r role, wl *workload.Workload,
 	// overlap-blind (spec §7.6): decode workers publish none.
 	rt := &cfg.Router
 	ecfg.Events = p.live || rt.Policy == "kv_router" && rt.KV.UseKVEvents && r.name != "decode"
+	// Only the live hub keeps events past the pass that published them;
+	// the replay's router applies them at the pass end (issue 34 item 2).
+	ecfg.TransientEvents = !p.live
 	switch r.name {
 	case "prefill":
 		if c.xfer, err = transfer(cfg, roof); err != nil {
