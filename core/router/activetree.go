@@ -1,10 +1,6 @@
 package router
 
-import (
-	"math/bits"
-
-	"github.com/dynosim/dynosim-web/internal/idmap"
-)
+import "github.com/dynosim/dynosim-web/internal/idmap"
 
 // activeTree is the prompt blocks the KV router's active sequences hold on
 // one (worker, rank), for the cost function's two questions (spec §8.6):
@@ -25,9 +21,9 @@ import (
 type activeTree struct {
 	first idmap.Map // a segment's first hash → its index
 	segs  []segment
-	free  []int32        // unused segment indices
-	bufs  [40][][]uint64 // unused runs' buffers by size class: capacity in [2^k, 2^(k+1))
-	held  int            // distinct blocks held
+	free  []int32 // unused segment indices
+	pool  runPool // dropped segments' buffers, for new runs
+	held  int     // distinct blocks held
 }
 
 type segment struct {
@@ -85,33 +81,9 @@ func (t *activeTree) hold(hashes []uint64) {
 		}
 	}
 	if i < len(hashes) {
-		t.add(t.copyRun(hashes[i:]), 1)
+		t.add(t.pool.copy(hashes[i:]), 1)
 		t.held += len(hashes) - i
 	}
-}
-
-// copyRun copies run into an unused segment's buffer, when one of a
-// large enough size class is at hand, else into a new buffer of a
-// power-of-two capacity (issue 34 item 2, R4: new runs were 15.6 MB a
-// replay of the whole Mooncake trace). A dropped segment's buffer is its
-// own: segments split a run into disjoint parts, a head capped at its end
-// (split), a tail owning the array's rest.
-func (t *activeTree) copyRun(run []uint64) []uint64 {
-	n := len(run)
-	k := bits.Len(uint(n - 1)) // the smallest class whose buffers all hold n
-	if k > 0 {
-		if m := len(t.bufs[k-1]); m > 0 && cap(t.bufs[k-1][m-1]) >= n {
-			k--
-		}
-	}
-	for c := k; c < min(k+3, len(t.bufs)); c++ {
-		if m := len(t.bufs[c]); m > 0 {
-			buf := t.bufs[c][m-1]
-			t.bufs[c] = t.bufs[c][:m-1]
-			return append(buf, run...)
-		}
-	}
-	return append(make([]uint64, 0, 1<<bits.Len(uint(n-1))), run...)
 }
 
 // release removes a sequence hold added: its path ends on a segment
@@ -129,10 +101,7 @@ func (t *activeTree) release(hashes []uint64) {
 		if sg.count--; sg.count == 0 {
 			t.first.Delete(hashes[i])
 			t.held -= n
-			if c := cap(sg.hashes); c > 0 {
-				k := bits.Len(uint(c)) - 1 // cap in [2^k, 2^(k+1))
-				t.bufs[k] = append(t.bufs[k], sg.hashes[:0])
-			}
+			t.pool.put(sg.hashes) // its own: split caps heads, a tail owns the array's rest
 			sg.hashes = nil
 			t.free = append(t.free, s)
 		}

@@ -49,7 +49,7 @@ type KV struct {
 	locals []uint64 // the local hashes beside hashes, for PromptHashes
 	cands  []Candidate
 	costs  []float64
-	spare  [][]uint64 // finished sequences' hash slices, for reuse
+	spare  runPool    // finished sequences' hash slices, for reuse
 	runs   []rankRuns // per candidate, this placement's walks
 }
 
@@ -191,16 +191,13 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		return Placement{}, false
 	}
 	if wasHeld {
-		r.spare = append(r.spare, held.hashes[:0])
+		r.spare.put(held.hashes)
 	}
 	r.unhold(q.ID)
 	c := &r.cands[i]
 	ld := r.rank(c.Worker, c.Rank)
 	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0)}
-	if n := len(r.spare); n > 0 {
-		a.hashes, r.spare = r.spare[n-1], r.spare[:n-1]
-	}
-	a.hashes = append(a.hashes, r.hashes...)
+	a.hashes = r.spare.copy(r.hashes)
 	r.idx.Hold(c.Worker, c.Rank, a.hashes)
 	ld.prefill += a.prefill
 	ld.requests++
@@ -305,7 +302,7 @@ func (r *KV) Finished(id uint64, now timing.Time) {
 	r.idx.Release(a.worker, a.rank, a.hashes)
 	ld.requests--
 	delete(r.active, id)
-	r.spare = append(r.spare, a.hashes[:0])
+	r.spare.put(a.hashes)
 }
 
 // Added implements Policy.
