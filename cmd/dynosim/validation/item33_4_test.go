@@ -144,26 +144,50 @@ func TestItem33_4Fit(t *testing.T) {
 	}
 }
 
-// tpSpread is the TP dependence left in rs's TPOT errors: per
-// configuration (GPU, engine, dtype), the median signed error at each TP
-// size, and the sum over configurations of the squared deviations of
-// those medians from their mean (percent²). The engine's and GPU's own
-// offsets cancel; what remains is what a per-collective term can change.
+// tpSpread is the TP dependence left in rs's TPOT errors (spread):
+// per configuration (GPU, engine, dtype), across TP sizes. The engine's
+// and GPU's own offsets cancel; what remains is what a per-collective
+// term can change.
 func tpSpread(rs []Result) float64 {
-	by := map[[3]string]map[int][]Result{}
+	return spread(rs, func(r Result) [3]string { return [3]string{r.GPU, r.Backend, r.DType} }, func(r Result) int { return r.TP })
+}
+
+// spread is what of rs's TPOT error varies with level within a group:
+// per group, the median signed error at each level, and the sum over
+// groups of the squared deviations of those medians from their mean
+// (percent²). Groups and levels are taken in first-seen order, so the
+// float sums come out the same on every run.
+func spread[K comparable](rs []Result, group func(Result) K, level func(Result) int) float64 {
+	type cell struct {
+		group K
+		level int
+	}
+	at := map[cell]int{}
+	var cells []cell
+	var subs [][]Result
 	for _, r := range rs {
-		k := [3]string{r.GPU, r.Backend, r.DType}
-		if by[k] == nil {
-			by[k] = map[int][]Result{}
+		c := cell{group(r), level(r)}
+		i, ok := at[c]
+		if !ok {
+			i = len(cells)
+			at[c] = i
+			cells, subs = append(cells, c), append(subs, nil)
 		}
-		by[k][r.TP] = append(by[k][r.TP], r)
+		subs[i] = append(subs[i], r)
+	}
+	of := map[K]int{}
+	var medians [][]float64 // per group, per level
+	for i, c := range cells {
+		g, ok := of[c.group]
+		if !ok {
+			g = len(medians)
+			of[c.group] = g
+			medians = append(medians, nil)
+		}
+		medians[g] = append(medians[g], medianOf(subs[i], Result.TPOTErr))
 	}
 	var ss float64
-	for _, tps := range by {
-		var ms []float64
-		for _, sub := range tps {
-			ms = append(ms, medianOf(sub, Result.TPOTErr))
-		}
+	for _, ms := range medians {
 		var mean float64
 		for _, m := range ms {
 			mean += m / float64(len(ms))
@@ -173,4 +197,26 @@ func tpSpread(rs []Result) float64 {
 		}
 	}
 	return ss
+}
+
+// TestItem33_4Spread: the fits' objective keeps what varies with the level
+// and cancels each group's own offset, whatever the order of the points.
+func TestItem33_4Spread(t *testing.T) {
+	res := func(gpu string, tp int, errPct float64) Result {
+		r := Result{PredTPOTMs: 10 * (1 + errPct/100)}
+		r.GPU, r.TP, r.TPOTMs = gpu, tp, 10
+		return r
+	}
+	rs := []Result{
+		res("h100_sxm", 2, -2), res("h100_sxm", 4, 0), res("h100_sxm", 8, 2), // medians −2, 0, +2: 8 %²
+		res("b200", 2, 30), res("b200", 4, 30), res("b200", 4, 30), // one offset, no TP slope: 0
+		res("h200_sxm", 2, 2), res("h200_sxm", 8, 0), // medians 2 and 0: 2 %²
+	}
+	for i := range 3 {
+		if got := tpSpread(rs); math.Abs(got-10) > 1e-9 {
+			t.Fatalf("order %d: spread %v %%², want 10", i, got)
+		}
+		slices.Reverse(rs)
+		rs = append(rs[1:], rs[0])
+	}
 }

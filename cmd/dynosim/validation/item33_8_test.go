@@ -89,40 +89,16 @@ func TestItem33_8PerSeqFit(t *testing.T) {
 	}
 }
 
-// concSpread is the batch dependence left in rs's TPOT errors: per
-// configuration (GPU, engine, dtype, TP, ISL/OSL), the median signed error
-// at each concurrency, and the sum over configurations of the squared
-// deviations of those medians from their mean (percent²). The
-// configuration's own offset cancels; what remains is what a cost per
-// sequence in the batch can change.
+// concSpread is the batch dependence left in rs's TPOT errors (spread):
+// per configuration (GPU, engine, dtype, TP, ISL/OSL), across
+// concurrency levels. The configuration's own offset cancels; what
+// remains is what a cost per sequence in the batch can change.
 func concSpread(rs []Result) float64 {
 	type cfg struct {
 		gpu, engine, dtype string
 		tp, isl, osl       int
 	}
-	by := map[cfg]map[int][]Result{}
-	for _, r := range rs {
-		k := cfg{r.GPU, r.Backend, r.DType, r.TP, r.ISL, r.OSL}
-		if by[k] == nil {
-			by[k] = map[int][]Result{}
-		}
-		by[k][r.Concurrency] = append(by[k][r.Concurrency], r)
-	}
-	var ss float64
-	for _, cs := range by {
-		var ms []float64
-		for _, sub := range cs {
-			ms = append(ms, medianOf(sub, Result.TPOTErr))
-		}
-		var mean float64
-		for _, m := range ms {
-			mean += m / float64(len(ms))
-		}
-		for _, m := range ms {
-			ss += (m - mean) * (m - mean)
-		}
-	}
-	return ss
+	return spread(rs, func(r Result) cfg { return cfg{r.GPU, r.Backend, r.DType, r.TP, r.ISL, r.OSL} }, func(r Result) int { return r.Concurrency })
 }
 
 // TestItem33_8FrontendFit refits timing/overhead.go's FrontendMs as its
