@@ -29,21 +29,7 @@ func TestItem34_2EventBuffers(t *testing.T) {
 			var want []string
 			h := uint64(0)
 			pass := func(log *EventLog, h uint64, scale int) {
-				var ev *Event
-				seq := make([]uint64, tc.run*scale)
-				for i := range seq {
-					seq[i] = h + uint64(i)
-					ev = log.stored(ev, seq, i, seq[i]+1000)
-				}
-				rm := make([]uint64, tc.removed*scale)
-				for i := range rm {
-					rm[i] = h + uint64(i)
-				}
-				log.removed(rm)
-				for i := range tc.low {
-					log.StoredIn(HostPinned, []uint64{h, uint64(i)})
-					log.RemovedIn(Disk, []uint64{uint64(i)})
-				}
+				writePass(log, h, tc.run*scale, tc.removed*scale, tc.low)
 			}
 			// scale grows the passes in "growing passes", so the
 			// Transient arenas outgrow their chunks mid-replay.

@@ -26,22 +26,8 @@ func TestItem34_2DrainedEventsStayPut(t *testing.T) {
 			var want []string
 			h := uint64(0)
 			for range tc.passes {
-				var ev *Event
-				seq := make([]uint64, tc.run)
-				for i := range seq {
-					h++
-					seq[i] = h
-					ev = log.stored(ev, seq, i, h+1000)
-				}
-				rm := make([]uint64, tc.removed)
-				for i := range rm {
-					rm[i] = h + uint64(i)
-				}
-				log.removed(rm)
-				for i := range tc.low {
-					log.StoredIn(HostPinned, []uint64{h, uint64(i)})
-					log.RemovedIn(Disk, []uint64{uint64(i)})
-				}
+				writePass(log, h+1, tc.run, tc.removed, tc.low)
+				h += uint64(tc.run)
 				got := log.Drain()
 				kept = append(kept, got)
 				want = append(want, fmt.Sprintf("%+v", got))
@@ -69,5 +55,26 @@ func TestItem34_2DrainedEventsStayPut(t *testing.T) {
 				t.Fatalf("first event %+v", first)
 			}
 		})
+	}
+}
+
+// writePass writes one pass's events into log: a Stored run of run blocks
+// hashed h, h+1, … (each block's tokens hash 1000 more), removed hashes
+// from h on, and low lower-tier stores and removals.
+func writePass(log *EventLog, h uint64, run, removed, low int) {
+	var ev *Event
+	seq := make([]uint64, run)
+	for i := range seq {
+		seq[i] = h + uint64(i)
+		ev = log.stored(ev, seq, i, seq[i]+1000)
+	}
+	rm := make([]uint64, removed)
+	for i := range rm {
+		rm[i] = h + uint64(i)
+	}
+	log.removed(rm)
+	for i := range low {
+		log.StoredIn(HostPinned, []uint64{h, uint64(i)})
+		log.RemovedIn(Disk, []uint64{uint64(i)})
 	}
 }
