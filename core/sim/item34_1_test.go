@@ -30,24 +30,32 @@ func TestItem34_1StepAheadIdentical(t *testing.T) {
 	cases["planner"] = plain + "planner: {policy: enabled, scaling_policy: hybrid_180_5, min_workers: 4, max_num_gpus: 4}\n"
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {
-			run := func(passByPass bool) ([]byte, []byte) {
-				replay.PassByPass = passByPass
-				defer func() { replay.PassByPass = false }()
-				rep, err := Predict(Inputs{Config: []byte(cfg), Trace: trace, TraceName: "conversation_400.jsonl", CapturePerRequest: true}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				js, err := rep.JSON()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return js, rep.RequestsJSONL()
-			}
-			js0, rq0 := run(true)
-			js1, rq1 := run(false)
-			if !bytes.Equal(js0, js1) || !bytes.Equal(rq0, rq1) {
-				t.Fatalf("stepping ahead changed the report (%d vs %d bytes) or the records", len(js0), len(js1))
-			}
+			checkStepAhead(t, cfg, trace)
 		})
+	}
+}
+
+// checkStepAhead fails t unless cfg's replay of trace that steps quiet
+// passes ahead gives the report and per-request records, byte for byte, of
+// the one that settles the cluster at every pass end.
+func checkStepAhead(t *testing.T, cfg string, trace []byte) {
+	t.Helper()
+	run := func(passByPass bool) ([]byte, []byte) {
+		replay.PassByPass = passByPass
+		defer func() { replay.PassByPass = false }()
+		rep, err := Predict(Inputs{Config: []byte(cfg), Trace: trace, TraceName: "conversation_400.jsonl", CapturePerRequest: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := rep.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js, rep.RequestsJSONL()
+	}
+	js0, rq0 := run(true)
+	js1, rq1 := run(false)
+	if !bytes.Equal(js0, js1) || !bytes.Equal(rq0, rq1) {
+		t.Fatalf("stepping ahead changed the report (%d vs %d bytes) or the records", len(js0), len(js1))
 	}
 }

@@ -1,11 +1,8 @@
 package sim
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
-
-	"github.com/dynosim/dynosim-web/core/replay"
 )
 
 // TestItem34_2StepAheadKVEvents: quiet passes that publish KV events (a
@@ -31,24 +28,7 @@ func TestItem34_2StepAheadKVEvents(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			run := func(passByPass bool) ([]byte, []byte) {
-				replay.PassByPass = passByPass
-				defer func() { replay.PassByPass = false }()
-				rep, err := Predict(Inputs{Config: []byte(c.cfg), Trace: trace, TraceName: "conversation_400.jsonl", CapturePerRequest: true}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				js, err := rep.JSON()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return js, rep.RequestsJSONL()
-			}
-			js0, rq0 := run(true)
-			js1, rq1 := run(false)
-			if !bytes.Equal(js0, js1) || !bytes.Equal(rq0, rq1) {
-				t.Fatalf("stepping ahead over KV events changed the report (%d vs %d bytes) or the records", len(js0), len(js1))
-			}
+			checkStepAhead(t, c.cfg, trace)
 		})
 	}
 }
