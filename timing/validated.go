@@ -7,11 +7,11 @@ package timing
 // absolute error of mean TPOT, TTFT and E2E over the source's points
 // replayed through the simulator, and over its held-out part.
 var validated = []SourceValidation{
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 145, TPOTPct: 9.6, TTFTPct: 54.1, HeldOutPoints: 1, HeldOutTPOTPct: 1.1, HeldOutTTFTPct: 57.8},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 10, TTFTPct: 60.2},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 145, TPOTPct: 9.4, TTFTPct: 9.4, HeldOutPoints: 1, HeldOutTPOTPct: 1.1, HeldOutTTFTPct: 57.8},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 6.9, TTFTPct: 29.7},
 	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 11.8, TTFTPct: 87.6, HeldOutPoints: 130, HeldOutTPOTPct: 11.8, HeldOutTTFTPct: 87.6},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 429, TPOTPct: 10.3, TTFTPct: 71.9, HeldOutPoints: 357, HeldOutTPOTPct: 9.6, HeldOutTTFTPct: 73},
-	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 219, TPOTPct: 7.8, TTFTPct: 54.2, HeldOutPoints: 114, HeldOutTPOTPct: 10.1, HeldOutTTFTPct: 65.5},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "trtllm", Points: 429, TPOTPct: 10.2, TTFTPct: 69.7, HeldOutPoints: 357, HeldOutTPOTPct: 9.6, HeldOutTTFTPct: 73},
+	{Source: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points", Family: "Hopper", Engine: "vllm", Points: 219, TPOTPct: 7.4, TTFTPct: 20.4, HeldOutPoints: 114, HeldOutTPOTPct: 10.1, HeldOutTTFTPct: 65.5},
 	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 7.3, TTFTPct: 3.5, HeldOutPoints: 12, HeldOutTPOTPct: 7.5, HeldOutTTFTPct: 5.8},
 	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "trtllm", Points: 144, TPOTPct: 9.4, TTFTPct: 9.1, HeldOutPoints: 72, HeldOutTPOTPct: 6.5, HeldOutTTFTPct: 10.1},
 	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 6.9, TTFTPct: 29.7, HeldOutPoints: 60, HeldOutTPOTPct: 6.2, HeldOutTTFTPct: 33.9},

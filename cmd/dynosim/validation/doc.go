@@ -188,7 +188,10 @@ non-InferenceMAX rows replayed with AIConfigurator's own aiperf recipe, and NVID
 Llama-2-70B Server results (mlcommons/inference_results_v4.1 @ 198fc467, Apache-2.0); their sections below
 say how each is replayed.
 
-**How a point is replayed.** ` + "`traffic.load: {type: concurrency}`" + ` with the row's concurrency, the clients'
+**How a point is replayed.** Each row with its own pipeline's published protocol (issue 33 item 1): the
+Llama-3.1-70B rows are InferenceMAX's runs and are replayed with InferenceMAX's client and server settings
+(its section below; ` + "`Adapter`" + ` in ` + "`cmd/dynosim/validation/run.go`" + `). The other rows come from a pipeline
+that publishes no client settings and are replayed so: ` + "`traffic.load: {type: concurrency}`" + ` with the row's concurrency, the clients'
 starts spread over one request's expected life (` + "`ramp_up_seconds`" + `) so the replay measures a long benchmark's
 desynchronised steady state; 5 × concurrency requests (at least 40), the first of each client left out as
 warm-up (` + "`traffic.warmup: {requests: concurrency}`" + `); no prefix reuse (random prompts). Knobs the row does not state take the engine's own defaults for
@@ -199,7 +202,7 @@ memory (SGLang: its own ` + "`mem_fraction_static`" + ` default, 0.835 on an H10
 
 **Fitted and held out.** Four choices were made on end-to-end data, all on Llama-3.1-70B only: the
 frontend latency (` + "`timing/overhead.go`" + `: 3.7 ms, from BLIS's two Llama-3.1-70B runs, ` + "`TestItem33_8FrontendFit`" + `), the client ramp above
-(from the AIConfigurator Llama-3.1-70B points), the tensor-parallel sync term (` + "`timing/tpsync.go`" + `: µs per
+(chosen on the AIConfigurator Llama-3.1-70B points when they were replayed with it, before their own protocol was), the tensor-parallel sync term (` + "`timing/tpsync.go`" + `: µs per
 all-reduce × log2(TP), 2.0 on NVLink4 and 0.5 on NVLink5, fitted on InferenceMAX's H100 and B200 FP8 rows only by
 ` + "`go test ./cmd/dynosim/validation -run TestItem33_4Fit -fit`" + `; its H200 and B200 FP4 rows are held out) and vLLM's
 per-sequence cost (` + "`timing/overhead.go`" + `: 25 µs per sequence in a pass, fitted on the same InferenceMAX rows by

@@ -25,14 +25,13 @@ func Generate() (Files, error) {
 	if err != nil {
 		return Files{}, err
 	}
-	var imax []Point
-	for _, p := range pts {
-		if IsIMAX(p) {
-			imax = append(imax, p)
+	rs := RunAll(pts)
+	var im []Result // InferenceMAX's rows, already replayed with its protocol
+	for _, r := range rs {
+		if IsIMAX(r.Point) {
+			im = append(im, r)
 		}
 	}
-	rs := RunAll(pts)
-	im := runAll(imax, IMAXConfig)
 	bl := make([]BLISResult, len(runs))
 	forEach(len(runs), func(i int) { bl[i] = RunBLIS(runs[i]) })
 	srcs := append(sources(rs, bl), imaxSource(im))

@@ -156,13 +156,8 @@ func imaxSource(rs []Result) Source {
 		if r.Err != nil {
 			continue
 		}
-		// E2E as for AIConfigurator's rows: the row states means of TTFT
-		// and TPOT only; the mean output is the middle of the length range.
-		lo, hi := imaxLens(r.OSL)
-		osl := float64(lo+hi)/2 - 1
-		e2e := (r.PredTTFTMs+osl*r.PredTPOTMs)/(r.TTFTMs+osl*r.TPOTMs) - 1
 		s.points = append(s.points, scored{Family: timing.Family(r.GPU), Engine: r.Backend, HeldOut: !imaxFit(r.Point),
-			TTFT: r.TTFTErr(), TPOT: r.TPOTErr(), E2E: e2e})
+			TTFT: r.TTFTErr(), TPOT: r.TPOTErr(), E2E: e2eErr(r)})
 	}
 	return s
 }

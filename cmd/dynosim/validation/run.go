@@ -103,13 +103,24 @@ func rampUp(p Point) float64 {
 	return (r.PrefillMs(1, p.ISL, 0) + float64(p.OSL)*r.DecodeMs(c, c*ctx, ctx, 0)) / 1000
 }
 
-// Run predicts one point: the report's mean TTFT and TPOT, which leave
-// out each client's first request (the warm-up, started on the ramp: in
-// a closed loop the first Concurrency requests released). Every row's
-// OSL is ≥ 2, so every measured request has a TPOT.
-func Run(p Point) Result { return runYAML(p, Config(p)) }
+// Adapter is the replay of p with its own pipeline's published protocol
+// (issue 33 item 1: one adapter per source): InferenceMAX's client and
+// server settings for the rows InferenceMAX measured (IMAXConfig), the
+// harness's protocol (Config) for the rows whose pipeline publishes none.
+func Adapter(p Point) string {
+	if IsIMAX(p) {
+		return IMAXConfig(p)
+	}
+	return Config(p)
+}
 
-// runYAML predicts p from the run config yaml (Config, IMAXConfig).
+// Run predicts one point: the report's mean TTFT and TPOT (under Config,
+// which leaves out each client's first request: the warm-up, started on
+// the ramp, in a closed loop the first Concurrency requests released).
+// Every row's OSL is ≥ 2, so every measured request has a TPOT.
+func Run(p Point) Result { return runYAML(p, Adapter(p)) }
+
+// runYAML predicts p from the run config yaml (Config, IMAXConfig, AIPerfConfig).
 func runYAML(p Point, yaml string) Result {
 	res := Result{Point: p}
 	rep, err := sim.Predict(withKernels(sim.Inputs{Config: []byte(yaml), ConfigName: p.ID + ".yaml"}), nil)
@@ -126,8 +137,9 @@ func runYAML(p Point, yaml string) Result {
 	return res
 }
 
-// RunAll predicts every point on all cores; results keep the points' order.
-func RunAll(points []Point) []Result { return runAll(points, Config) }
+// RunAll predicts every point with its Adapter on all cores; results keep
+// the points' order.
+func RunAll(points []Point) []Result { return runAll(points, Adapter) }
 
 // runAll predicts every point from the config cfg gives it.
 func runAll(points []Point, cfg func(Point) string) []Result {

@@ -39,17 +39,13 @@ type Source struct {
 func sources(rs []Result, bl []BLISResult) []Source {
 	aic := Source{Name: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points",
 		Gate:  "held-out median |error| of TPOT ≤ 15 %",
-		Split: "by model: Llama-3.1-70B fitted (frontend latency, client ramp); Llama-3.1-8B and Qwen3-32B held out"}
+		Split: "by model: Llama-3.1-70B (InferenceMAX's rows, replayed with its protocol) fitted (frontend latency, sync term, vLLM's per-sequence cost, client ramp); Llama-3.1-8B and Qwen3-32B held out"}
 	for _, r := range rs {
 		if r.Err != nil {
 			continue
 		}
-		// Fixed OSL: the mean E2E is mean TTFT + (OSL − 1) · mean TPOT,
-		// measured and predicted alike (the row states no E2E of its own).
-		osl := float64(r.OSL - 1)
-		e2e := (r.PredTTFTMs+osl*r.PredTPOTMs)/(r.TTFTMs+osl*r.TPOTMs) - 1
 		aic.points = append(aic.points, scored{Family: timing.Family(r.GPU), Engine: r.Backend, HeldOut: !Fit(r.Point),
-			TTFT: r.TTFTErr(), TPOT: r.TPOTErr(), E2E: e2e})
+			TTFT: r.TTFTErr(), TPOT: r.TPOTErr(), E2E: e2eErr(r)})
 	}
 	blis := Source{Name: "BLIS H100 runs", Protocol: "open-loop runs",
 		Gate:  "held-out median |error| of TTFT and TPOT (ITL) ≤ 10 %",
@@ -63,6 +59,19 @@ func sources(rs []Result, bl []BLISResult) []Source {
 			TTFT: r.Pred.TTFT/m.TTFT - 1, TPOT: r.Pred.ITL/m.ITL - 1, E2E: r.Pred.E2E/m.E2E - 1})
 	}
 	return []Source{aic, blis}
+}
+
+// e2eErr is a point's signed mean E2E error. The rows state means of TTFT
+// and TPOT only, so the mean E2E is mean TTFT + (mean OSL − 1) · mean TPOT,
+// measured and predicted alike; the mean OSL is the row's OSL, or the
+// middle of InferenceMAX's length range for its rows (IMAXConfig).
+func e2eErr(r Result) float64 {
+	osl := float64(r.OSL - 1)
+	if IsIMAX(r.Point) {
+		lo, hi := imaxLens(r.OSL)
+		osl = float64(lo+hi)/2 - 1
+	}
+	return (r.PredTTFTMs+osl*r.PredTPOTMs)/(r.TTFTMs+osl*r.TPOTMs) - 1
 }
 
 // Figures are median or p90 absolute errors in percent; null where the
