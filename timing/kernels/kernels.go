@@ -35,9 +35,10 @@
 //     against the op's speed of light. A cached prefix scales the full
 //     sequence's latency by (seq² − prefix²)/seq², as AIC's operator
 //     does (the caller's job).
-//   - MoE: a layer's routed experts over the tokens entering it (AIC's
-//     balanced routing), a straight line between measured token counts,
-//     the boundary utilisation held beyond them.
+//   - MoE: a layer's routed experts over the tokens entering it (routed
+//     as AIC's model of the checkpoint routes them: its power-law
+//     workload distribution, MoE.Distribution), a straight line between
+//     measured token counts, the boundary utilisation held beyond them.
 //
 // Differences from AIC, all deliberate: speed of light uses the timing
 // catalog's peak FLOPS and bandwidth (written into the table) rather than
@@ -129,9 +130,8 @@ type Gen struct {
 }
 
 // MoE is one MoE layer's routed experts (AIC's moe op: the grouped expert
-// GEMMs of a layer) over the tokens entering it, with tokens routed evenly
-// (AIC's "balanced" distribution, the roofline's uniform-routing
-// assumption).
+// GEMMs of a layer) over the tokens entering it, with tokens routed as
+// AIC's own model of the catalog model routes them (Distribution).
 type MoE struct {
 	DType   string `json:"dtype"` // bf16 or fp8
 	Hidden  int    `json:"hidden"`
@@ -140,7 +140,14 @@ type MoE struct {
 	Experts int    `json:"experts"`
 	TP      int    `json:"moe_tp"`
 	EP      int    `json:"moe_ep"`
-	Curve   Series `json:"curve"` // X = tokens; Key unused
+	// Distribution is AIC's moe_perf workload distribution of the curve:
+	// the one AIC's model class prices the layer with ("power_law_1.01"
+	// for Llama 4 and DeepSeek, "power_law_1.2" for Qwen3 MoE;
+	// tools/aictables moeDistribution), "balanced" where AIC measured
+	// only that. Empty in tables compiled before it was recorded (all
+	// balanced).
+	Distribution string `json:"distribution,omitempty"`
+	Curve        Series `json:"curve"` // X = tokens; Key unused
 }
 
 // Ms is the layer's latency over tokens: straight lines between measured

@@ -305,28 +305,28 @@ func seriesOf(g map[float64]map[float64]float64) []kernels.Series {
 	return rows
 }
 
-// compileMoE keeps the catalog's MoE layer layouts under the balanced
-// distribution (uniform routing, as the roofline assumes). fp8 is AIC's
-// per-tensor "fp8" where measured, else its block-scaled "fp8_block"
-// (DeepSeek's checkpoint format) — except under vLLM, where it is
-// fp8_block first (fp8MoELanes); the first row of a repeated key wins.
+// compileMoE keeps the catalog's MoE layer layouts under the routing
+// distribution AIC's model of each prices it with (moeDistribution),
+// "balanced" where AIC collected only that. fp8 is AIC's per-tensor "fp8"
+// where measured, else its block-scaled "fp8_block" (DeepSeek's
+// checkpoint format) — except under vLLM, where it is fp8_block first
+// (fp8MoELanes); the lane is chosen before the distribution; the first
+// row of a repeated key wins.
 func compileMoE(b []byte, sh shapes, engine string) ([]kernels.MoE, error) {
 	t, err := readParquet(b)
 	if err != nil {
 		return nil, err
 	}
 	type key = [7]int
-	curves := map[string]map[key]map[float64]float64{} // AIC dtype → key → tokens → ms
+	type lane struct{ dtype, dist string } // AIC moe_dtype, distribution
+	curves := map[lane]map[key]map[float64]float64{}
 	type point struct {
-		d string
+		l lane
 		k key
 		x float64
 	}
 	var read []point // in file order, for the samples of the curves kept
 	for _, row := range t.rows {
-		if t.str(row, "distribution") != "balanced" {
-			continue
-		}
 		d := t.str(row, "moe_dtype")
 		di := 0
 		switch d {
@@ -338,44 +338,53 @@ func compileMoE(b []byte, sh shapes, engine string) ([]kernels.MoE, error) {
 		}
 		k := key{di, t.int(row, "hidden_size"), t.int(row, "inter_size"), t.int(row, "topk"), t.int(row, "num_experts"),
 			t.int(row, "moe_tp_size"), t.int(row, "moe_ep_size")}
-		if !sh.moe[k] {
+		want, ok := sh.moe[k]
+		dist := t.str(row, "distribution")
+		if !ok || dist != want && dist != "balanced" {
 			continue
 		}
-		if curves[d] == nil {
-			curves[d] = map[key]map[float64]float64{}
+		l := lane{d, dist}
+		if curves[l] == nil {
+			curves[l] = map[key]map[float64]float64{}
 		}
-		if curves[d][k] == nil {
-			curves[d][k] = map[float64]float64{}
+		if curves[l][k] == nil {
+			curves[l][k] = map[float64]float64{}
 		}
 		x := float64(t.int(row, "num_tokens"))
-		if _, dup := curves[d][k][x]; !dup {
-			curves[d][k][x] = t.float(row, "latency")
-			read = append(read, point{d, k, x})
+		if _, dup := curves[l][k][x]; !dup {
+			curves[l][k][x] = t.float(row, "latency")
+			read = append(read, point{l, k, x})
 		}
 	}
 	var out []kernels.MoE
-	kept := map[key]string{}
+	kept := map[key]lane{}
 	for _, k := range sortedMoE(sh.moe) {
-		d := "bfloat16"
+		dtypes := []string{"bfloat16"}
 		if k[0] == 1 {
-			for _, d = range fp8MoELanes(engine) {
-				if curves[d][k] != nil {
-					break
+			dtypes = fp8MoELanes(engine)
+		}
+		var l lane
+	search:
+		for _, d := range dtypes {
+			for _, dist := range []string{sh.moe[k], "balanced"} {
+				if l = (lane{d, dist}); curves[l][k] != nil {
+					break search
 				}
 			}
 		}
-		c := curves[d][k]
+		c := curves[l][k]
 		if c == nil {
 			continue
 		}
-		kept[k] = d
+		kept[k] = l
 		s := seriesOf(map[float64]map[float64]float64{0: c})[0]
-		out = append(out, kernels.MoE{DType: dtypeNames[k[0]], Hidden: k[1], Inter: k[2], TopK: k[3], Experts: k[4], TP: k[5], EP: k[6], Curve: s})
+		out = append(out, kernels.MoE{DType: dtypeNames[k[0]], Hidden: k[1], Inter: k[2], TopK: k[3], Experts: k[4], TP: k[5], EP: k[6],
+			Distribution: l.dist, Curve: s})
 	}
 	for _, r := range read {
-		if kept[r.k] == r.d {
+		if kept[r.k] == r.l {
 			k := r.k
-			samples.add("moe", fmt.Sprintf("%s,%d,%d,%d,%d,%d,%d,%d", dtypeNames[k[0]], k[1], k[2], k[3], k[4], k[5], k[6], int(r.x)), curves[r.d][k][r.x])
+			samples.add("moe", fmt.Sprintf("%s,%d,%d,%d,%d,%d,%d,%d", dtypeNames[k[0]], k[1], k[2], k[3], k[4], k[5], k[6], int(r.x)), curves[r.l][k][r.x])
 		}
 	}
 	return out, nil
@@ -407,7 +416,7 @@ func fp8MoELanes(engine string) []string {
 	return []string{"fp8", "fp8_block"}
 }
 
-func sortedMoE(m map[[7]int]bool) [][7]int {
+func sortedMoE(m map[[7]int]string) [][7]int {
 	var ks [][7]int
 	for k := range m {
 		ks = append(ks, k)

@@ -178,11 +178,35 @@ func versionKey(v string) []int {
 type shapes struct {
 	gemm map[[3]int]bool // dtype index (0 bf16, 1 fp8), n, k
 	attn map[[3]int]bool // heads, kv heads, head dim per GPU
-	moe  map[[7]int]bool // dtype index, hidden, inter, topk, experts, moe tp, moe ep
+	// moe: dtype index, hidden, inter, topk, experts, moe tp, moe ep →
+	// the routing distribution AIC prices that model's MoE with
+	// (moeDistribution).
+	moe map[[7]int]string
+}
+
+// moeDistribution is the moe_perf workload distribution AIC's own model
+// prices a catalog MoE model's layers with: its ModelConfig default
+// workload_distribution "power_law" with the model class's alpha
+// (sdk/config.py; sdk/models/helpers.py power_law_distribution;
+// _power_law_alpha in sdk/models/moe.py (MOEModel, Qwen3MoeForCausalLM:
+// 1.2), hybrid_moe.py (HybridMoEModel, Llama4ForConditionalGeneration:
+// 1.01) and deepseek.py (DeepseekV3ForCausalLM: 1.01); the architecture →
+// family map is sdk/common.py, all @ 095f58a5). "balanced" (every expert
+// loaded evenly: all 16 of Scout's experts touched by 16 top-1 tokens) is
+// AIC's worst case, not the roofline's uniform random routing (64 % of
+// them touched), nor what AIC predicts with.
+func moeDistribution(model string) (string, bool) {
+	switch model {
+	case "qwen3-30b-a3b", "qwen3-235b-a22b":
+		return "power_law_1.2", true
+	case "llama-4-scout-17b-16e", "deepseek-v3":
+		return "power_law_1.01", true
+	}
+	return "", false
 }
 
 func catalogShapes(gpu string) shapes {
-	s := shapes{gemm: map[[3]int]bool{}, attn: map[[3]int]bool{}, moe: map[[7]int]bool{}}
+	s := shapes{gemm: map[[3]int]bool{}, attn: map[[3]int]bool{}, moe: map[[7]int]string{}}
 	for _, model := range timing.ModelNames() {
 		for _, tp := range []int{1, 2, 4, 8} {
 			for li, di := range []int{0, 1, 0, 1} {
@@ -207,7 +231,15 @@ func catalogShapes(gpu string) shapes {
 					s.attn[[3]int{ks.Heads, ks.KVHeads, ks.HeadDim}] = true
 				}
 				if e := ks.MoE; e[0] > 0 {
-					s.moe[[7]int{di, e[0], e[1], e[2], e[3], e[4], e[5]}] = true
+					dist, ok := moeDistribution(model)
+					if !ok {
+						log.Fatalf("%s: a MoE model without AIC's routing distribution (moeDistribution)", model)
+					}
+					k := [7]int{di, e[0], e[1], e[2], e[3], e[4], e[5]}
+					if d, dup := s.moe[k]; dup && d != dist {
+						log.Fatalf("%s: MoE layout %v is priced as %s by another model, as %s by this one", model, k, d, dist)
+					}
+					s.moe[k] = dist
 				}
 			}
 		}
