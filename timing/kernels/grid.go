@@ -104,9 +104,28 @@ func (g *grid) hold(outer, inner float64) (float64, bool) {
 	return g.sol(outer, inner) / (usum / wsum), true
 }
 
-// rowAt is a row's value at x when x lies within its measured points.
-func (s *Series) rowAt(x float64) (float64, bool) {
-	i := sort.SearchFloat64s(s.X, x)
+// cursor is a row index for lookups at ascending x (Gen.Ms's five
+// lengths): from its first binary search on, it walks forward to the
+// first point ≥ x, the index sort.SearchFloat64s would return.
+type cursor struct {
+	i  int
+	ok bool // i is set
+}
+
+// rowAtCursor is a row's value at x when x lies within its measured
+// points, for an x not below the cursor's previous one.
+func (s *Series) rowAtCursor(x float64, c *cursor) (float64, bool) {
+	if !c.ok {
+		c.i, c.ok = sort.SearchFloat64s(s.X, x), true
+	}
+	for c.i < len(s.X) && s.X[c.i] < x {
+		c.i++
+	}
+	return s.rowAtFrom(x, c.i)
+}
+
+// rowAtFrom is rowAtCursor with i the first index of a point ≥ x.
+func (s *Series) rowAtFrom(x float64, i int) (float64, bool) {
 	switch {
 	case i < len(s.X) && s.X[i] == x:
 		return s.Ms[i], true
@@ -119,15 +138,28 @@ func (s *Series) rowAt(x float64) (float64, bool) {
 // resolve is AIC's grid resolution of (outer, inner) over rows; sqrt
 // blends the outer axis in √latency.
 func (g *grid) resolve(rows []Series, outer, inner float64, sqrt bool) float64 {
-	i := sort.Search(len(rows), func(i int) bool { return rows[i].Key >= outer })
+	var c0, c1 cursor
+	return g.resolveRow(rows, outerRow(rows, outer), outer, inner, sqrt, &c0, &c1)
+}
+
+// outerRow is the first row whose key is ≥ outer.
+func outerRow(rows []Series, outer float64) int {
+	return sort.Search(len(rows), func(i int) bool { return rows[i].Key >= outer })
+}
+
+// resolveRow is resolve with i = outerRow(rows, outer) and the rows
+// around it read through cursors (c0: row i−1, c1: row i), so that a
+// caller resolving ascending inners at one outer (Gen.Ms) searches each
+// row once; the result is resolve's, bit for bit.
+func (g *grid) resolveRow(rows []Series, i int, outer, inner float64, sqrt bool, c0, c1 *cursor) float64 {
 	switch {
 	case i < len(rows) && rows[i].Key == outer:
-		if v, ok := rows[i].rowAt(inner); ok {
+		if v, ok := rows[i].rowAtCursor(inner, c1); ok {
 			return v
 		}
 	case i > 0 && i < len(rows):
-		v0, ok0 := rows[i-1].rowAt(inner)
-		v1, ok1 := rows[i].rowAt(inner)
+		v0, ok0 := rows[i-1].rowAtCursor(inner, c0)
+		v1, ok1 := rows[i].rowAtCursor(inner, c1)
 		switch {
 		case ok0 && ok1:
 			if sqrt {

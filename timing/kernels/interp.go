@@ -84,13 +84,18 @@ func (c *Context) Ms(batch, seq float64) float64 {
 // Ms is one layer's generation attention over batch sequences holding kv
 // tokens each on average: the mean of five grid points at lengths spread
 // ±10 % around kv, AIC's smoothing of a decode batch's drifting lengths,
-// each resolved on the grid as AIC does (grid.go).
+// each resolved on the grid as AIC does (grid.go). A replay asks for it on
+// every decode pass, so the batch's rows are found once and each is
+// searched once for the five ascending lengths (resolveRow): the same
+// points as five calls of at, summed in the same order.
 func (g *Gen) Ms(batch, kv float64) float64 {
 	sMin := max(1, math.Floor(kv*0.9))
 	sMax := max(sMin, math.Floor(kv*1.1))
+	i := outerRow(g.Rows, batch)
+	var c0, c1 cursor
 	var sum float64
-	for i := range 5 {
-		sum += g.at(batch, sMin+math.Floor((sMax-sMin)*float64(i)/4))
+	for j := range 5 {
+		sum += g.grid.resolveRow(g.Rows, i, batch, sMin+math.Floor((sMax-sMin)*float64(j)/4), false, &c0, &c1)
 	}
 	return sum / 5
 }
