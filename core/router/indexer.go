@@ -35,6 +35,12 @@ type Indexer struct {
 
 	clock uint64 // the last generation given to a changed rankSet
 
+	// chains: a rank's stored hashes are kept as chains (chainindex.go)
+	// while its Stored events chain and nothing is remembered there. The
+	// KV router sets it with KV events; a rank falls back to the set for
+	// good at the first event or Remember it cannot take.
+	chains bool
+
 	// peek keeps the slots Apply reads ahead of a batch of stored or
 	// removed blocks (idmap.Set.Peek): the misses of a batch (78 blocks
 	// on average at the benchmark) overlap instead of queueing.
@@ -57,7 +63,9 @@ type Indexer struct {
 // a worker at the benchmark, 2 MiB as the valued table). Its tree holds
 // the KV router's active sequences' prompt blocks (activetree.go).
 type rankSet struct {
-	s      idmap.Set  // hashes stored by events
+	s      idmap.Set  // hashes stored by events (if c is nil)
+	c      *chainSet  // hashes stored by events, as chains (chainindex.go)
+	plain  bool       // s, never c, holds the stored hashes
 	t      idmap.Map  // remembered hashes → ttlNode index + 1
 	both   int        // hashes in s and t
 	a      activeTree // active prompt blocks (Hold, Release)
@@ -74,8 +82,34 @@ func (rs *rankSet) has(h uint64) bool {
 	return ok
 }
 
-// prefix is the number of leading hashes present.
+// stored is the number of hashes events stored.
+func (rs *rankSet) stored() int {
+	if rs.c != nil {
+		return rs.c.n
+	}
+	return rs.s.Len()
+}
+
+// unchain moves the stored hashes from chains to the set, for good.
+func (rs *rankSet) unchain() {
+	rs.plain = true
+	if rs.c == nil {
+		return
+	}
+	for _, run := range rs.c.runs {
+		for _, h := range run {
+			rs.s.Add(h)
+		}
+	}
+	rs.c = nil
+}
+
+// prefix is the number of leading hashes present; with chains (and so
+// nothing remembered) hashes must be a chain, as Indexer.Hashes gives.
 func (rs *rankSet) prefix(hashes []uint64) int {
+	if rs.c != nil {
+		return rs.c.prefix(hashes)
+	}
 	for i, h := range hashes {
 		if !rs.has(h) {
 			return i
@@ -203,6 +237,23 @@ func (ix *Indexer) Apply(worker int, events []kv.Event) error {
 			ix.applyLower(worker, ev)
 			continue
 		}
+		if rs.c == nil && !rs.plain {
+			if ix.chains {
+				rs.c = newChainSet()
+			} else {
+				rs.plain = true
+			}
+		}
+		if rs.c != nil && ev.Kind == kv.Stored && !chained(ev) {
+			rs.unchain()
+		}
+		if rs.c != nil {
+			ix.applyChain(rs, ev, fail)
+			if rs.c.scanned > rs.c.budget {
+				rs.unchain() // scans cost more than the set would
+			}
+			continue
+		}
 		switch ev.Kind {
 		case kv.Stored:
 			if ev.HasParent && !rs.s.Has(ev.Parent) {
@@ -254,7 +305,7 @@ func (ix *Indexer) Overlap(worker, rank int, hashes []uint64) int {
 // Len is the number of hashes present on (worker, rank).
 func (ix *Indexer) Len(worker, rank int) int {
 	if rs := ix.set(worker, rank); rs != nil {
-		return rs.s.Len() + rs.t.Len() - rs.both
+		return rs.stored() + rs.t.Len() - rs.both
 	}
 	return 0
 }
@@ -278,6 +329,7 @@ func (ix *Indexer) Remember(worker, rank int, hashes []uint64, now timing.Time) 
 	}
 	rs := ix.grow(worker, rank)
 	ix.touch(rs)
+	rs.unchain() // a remembered hash may not chain from a stored one
 	for _, h := range hashes {
 		if n, ok := rs.t.Get(h); ok {
 			ix.unlink(n)
@@ -386,6 +438,17 @@ func (ix *Indexer) Runs(worker, rank int, hashes []uint64) (overlap, held int) {
 		return rs.prefix(hashes), rs.a.prefix(hashes)
 	}
 	return 0, 0
+}
+
+// Placed tells the index that a request with the chain hashes was placed
+// on (worker, rank) with its first overlap blocks cached there: with
+// chains, the run holding the cached prefix is cut after it, where the
+// engine will store the request's next blocks (chainindex.go). What Runs
+// and Overlap answer does not change.
+func (ix *Indexer) Placed(worker, rank int, hashes []uint64, overlap int) {
+	if rs := ix.set(worker, rank); rs != nil && rs.c != nil && overlap > 0 {
+		rs.c.splitAfter(hashes, overlap-1)
+	}
 }
 
 // Hold counts hashes, the prompt blocks of a sequence placed on (worker,

@@ -93,6 +93,7 @@ func NewKV(cfg KVConfig) (*KV, error) {
 	}
 	idx := NewIndexer(cfg.BlockSize)
 	idx.TTL = cfg.TTL
+	idx.chains = cfg.UseEvents // the stored hashes as chains (chainindex.go)
 	busy := math.MaxInt
 	if cfg.Threshold > 0 {
 		limit := cfg.MaxBatchedTokens
@@ -198,6 +199,7 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 	ld := r.rank(c.Worker, c.Rank)
 	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0)}
 	a.hashes = r.spare.copy(r.hashes)
+	r.idx.Placed(c.Worker, c.Rank, r.hashes, r.runs[i].overlap)
 	r.idx.Hold(c.Worker, c.Rank, a.hashes)
 	ld.prefill += a.prefill
 	ld.requests++

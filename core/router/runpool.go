@@ -24,10 +24,16 @@ func (p *runPool) put(b []uint64) {
 // hand that holds it (up to 4× its length), else in a new one of a
 // power-of-two capacity; nil for an empty run.
 func (p *runPool) copy(run []uint64) []uint64 {
-	n := len(run)
-	if n == 0 {
+	if len(run) == 0 {
 		return nil
 	}
+	return append(p.get(len(run)), run...)
+}
+
+// get returns an empty buffer of capacity at least n ≥ 1: a kept one of
+// the smallest class at hand that holds n (up to 4× n), else a new one
+// of a power-of-two capacity.
+func (p *runPool) get(n int) []uint64 {
 	k := bits.Len(uint(n - 1)) // the smallest class whose buffers all hold n
 	if k > 0 {
 		if m := len(p.bufs[k-1]); m > 0 && cap(p.bufs[k-1][m-1]) >= n {
@@ -38,8 +44,8 @@ func (p *runPool) copy(run []uint64) []uint64 {
 		if m := len(p.bufs[c]); m > 0 {
 			buf := p.bufs[c][m-1]
 			p.bufs[c] = p.bufs[c][:m-1]
-			return append(buf, run...)
+			return buf
 		}
 	}
-	return append(make([]uint64, 0, 1<<bits.Len(uint(n-1))), run...)
+	return make([]uint64, 0, 1<<bits.Len(uint(n-1)))
 }
