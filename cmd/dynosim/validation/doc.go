@@ -91,7 +91,7 @@ func summaryTable(b *strings.Builder, rs []Result) {
 			held = append(held, r)
 		}
 	}
-	w("## Summary: fixed-concurrency points (AIConfigurator silicon_sample.csv)\n\n")
+	w("## Summary: fixed-concurrency points (AIConfigurator silicon_sample.csv, each row under its source's protocol)\n\n")
 	w("| set | GPU family | points | TTFT median abs. error | TTFT p90 | TTFT median signed | TPOT median abs. error | TPOT p90 | TPOT median signed |\n")
 	w("| --- | --- | --: | --: | --: | --: | --: | --: | --: |\n")
 	row := func(set, fam string, rs []Result) {
@@ -173,7 +173,7 @@ the test fails when this file is stale. ` + "`dynosim validate --format json`" +
 percentages of |predicted/measured − 1| (null where a source measures no such figure); ` + "`held_out`" + ` is the
 part of the source never looked at while fitting, and ` + "`gated`" + ` says whether ` + "`TestValidationDoc`" + ` holds the source to a
 bar (` + "`gate`" + ` names it). The page's timing badge states the figures of the source closest to the run: same GPU
-family and engine, then the source whose protocol matches the run's load (fixed concurrency for
+family and engine, then a gated source before a reported one (which the badge marks "not gated"), then the source whose protocol matches the run's load (fixed concurrency for
 ` + "`traffic.load.type: concurrency`" + `, open loop otherwise), or "not validated" with the reason (generated into
 ` + "`timing/validated.go`" + `). Every number below comes from replaying a public measurement
 through the whole simulator (config → engine core → report) with ` + "`timing.type: default`" + `, the
@@ -182,27 +182,22 @@ model every prediction uses unless a profile is given.
 **Data.** AIConfigurator's ` + "`silicon_sample.csv`" + ` (ai-dynamo/aiconfigurator @ 095f58a5, Apache-2.0): its
 aggregated rows for the dense models our catalog prices (Llama-3.1-8B, Llama-3.1-70B, Qwen3-32B) on
 H100, H200 and B200, vendored byte-identical in ` + "`cmd/dynosim/validation/testdata/`" + `. Each is a closed-loop run
-at a fixed concurrency with fixed input and output lengths; we compare the measured mean TTFT and TPOT
-(` + "`silicon_ttft_ms`, `silicon_tpot_ms`" + `). Two more sources are reported, not gated, and stay out of the timing badge: the same file's
-non-InferenceMAX rows replayed with AIConfigurator's own aiperf recipe, and NVIDIA's MLPerf Inference v4.1
-Llama-2-70B Server results (mlcommons/inference_results_v4.1 @ 198fc467, Apache-2.0); their sections below
-say how each is replayed.
+at a fixed concurrency; we compare the measured mean TTFT and TPOT (` + "`silicon_ttft_ms`, `silicon_tpot_ms`" + `). The file
+holds two pipelines' rows, and each is its own source (issue 33 item 1: one replay adapter per source, with the
+source's published client and server settings, nothing derived from the model under test; ` + "`Adapter`" + ` in
+` + "`cmd/dynosim/validation/run.go`" + `): the Llama-3.1-70B rows are SemiAnalysis InferenceMAX runs, replayed with
+InferenceMAX's published settings and gated; the Llama-3.1-8B and Qwen3-32B rows come from a pipeline that publishes no
+client settings, replayed with the aiperf recipe AIConfigurator publishes and reported, not gated. BLIS's 15 H100
+open-loop runs are gated; NVIDIA's MLPerf Inference v4.1 Llama-2-70B Server results (mlcommons/inference_results_v4.1 @
+198fc467, Apache-2.0) are reported, not gated, and stay out of the timing badge. Each source's section below says how
+it is replayed. Where a row does not state a server knob, the engine's own default for that version and GPU is used:
+vLLM V1 ` + "`max_num_batched_tokens` 8192, `max_num_seqs`" + ` 1024 (≥ 70 GiB GPUs), async scheduling from 0.14 on; SGLang
+` + "`chunked_prefill_size`" + ` 8192 (16384 on B200), no request cap, overlap scheduler on; TRT-LLM
+` + "`max_num_tokens` 8192, `max_batch_size`" + ` 2048, overlap scheduler on; KV cache 0.9 of memory (SGLang: its own ` + "`mem_fraction_static`" + ` default,
+0.835 on an H100 at TP1), in the model dtype (FP8 for TRT-LLM's quantized checkpoints); no prefix reuse (random prompts).
 
-**How a point is replayed.** Each row with its own pipeline's published protocol (issue 33 item 1): the
-Llama-3.1-70B rows are InferenceMAX's runs and are replayed with InferenceMAX's client and server settings
-(its section below; ` + "`Adapter`" + ` in ` + "`cmd/dynosim/validation/run.go`" + `). The other rows come from a pipeline
-that publishes no client settings and are replayed so: ` + "`traffic.load: {type: concurrency}`" + ` with the row's concurrency, the clients'
-starts spread over one request's expected life (` + "`ramp_up_seconds`" + `) so the replay measures a long benchmark's
-desynchronised steady state; 5 × concurrency requests (at least 40), the first of each client left out as
-warm-up (` + "`traffic.warmup: {requests: concurrency}`" + `); no prefix reuse (random prompts). Knobs the row does not state take the engine's own defaults for
-that version and GPU: vLLM V1 ` + "`max_num_batched_tokens` 8192, `max_num_seqs`" + ` 1024 (≥ 70 GiB GPUs), async
-scheduling from 0.14 on; SGLang ` + "`chunked_prefill_size`" + ` 8192 (16384 on B200), no request cap, overlap
-scheduler on; TRT-LLM ` + "`max_num_tokens` 8192, `max_batch_size`" + ` 2048, overlap scheduler on; KV cache 0.9 of
-memory (SGLang: its own ` + "`mem_fraction_static`" + ` default, 0.835 on an H100 at TP1), in the model dtype (FP8 for TRT-LLM's quantized checkpoints).
-
-**Fitted and held out.** Four choices were made on end-to-end data, all on Llama-3.1-70B only: the
-frontend latency (` + "`timing/overhead.go`" + `: 3.7 ms, from BLIS's two Llama-3.1-70B runs, ` + "`TestItem33_8FrontendFit`" + `), the client ramp above
-(chosen on the AIConfigurator Llama-3.1-70B points when they were replayed with it, before their own protocol was), the tensor-parallel sync term (` + "`timing/tpsync.go`" + `: µs per
+**Fitted and held out.** Three choices were made on end-to-end data, all on Llama-3.1-70B only: the
+frontend latency (` + "`timing/overhead.go`" + `: 3.7 ms, from BLIS's two Llama-3.1-70B runs, ` + "`TestItem33_8FrontendFit`" + `), the tensor-parallel sync term (` + "`timing/tpsync.go`" + `: µs per
 all-reduce × log2(TP), 2.0 on NVLink4 and 0.5 on NVLink5, fitted on InferenceMAX's H100 and B200 FP8 rows only by
 ` + "`go test ./cmd/dynosim/validation -run TestItem33_4Fit -fit`" + `; its H200 and B200 FP4 rows are held out) and vLLM's
 per-sequence cost (` + "`timing/overhead.go`" + `: 25 µs per sequence in a pass, fitted on the same InferenceMAX rows by

@@ -14,16 +14,17 @@ import (
 // TestItem33_1AIPerfConfig: the aiperf replay is AIConfigurator's
 // generator recipe (bench_run.sh.j2 @ 095f58a5): every client at once,
 // 20 × concurrency requests, fixed ISL and OSL, nothing left out (aiperf
-// drains its warm-up before the profiling phase), and the harness's own
-// server section unchanged.
+// drains its warm-up before the profiling phase), and the engine's
+// defaults for the row's version and GPU (ServerConfig).
 func TestItem33_1AIPerfConfig(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		p    Point
+		name  string
+		p     Point
+		chunk int // max_batched_tokens: vLLM's and TRT-LLM's 8192, SGLang's chunked_prefill_size
 	}{
-		{"vllm h100 qwen3 c64", Point{Backend: "vllm", Version: "0.12.0", Model: "qwen3-32b", GPU: "h100_sxm", DType: "bf16", TP: 2, ISL: 4096, OSL: 512, Concurrency: 64}},
-		{"sglang h200 llama 8b c1", Point{Backend: "sglang", Version: "0.5.6.post2", Model: "llama-3.1-8b", GPU: "h200_sxm", DType: "bf16", TP: 1, ISL: 1024, OSL: 128, Concurrency: 1}},
-		{"trtllm b200 fp4 c256", Point{Backend: "trtllm", Version: "1.3.0rc5", Model: "qwen3-32b", GPU: "b200", DType: "fp4", TP: 1, ISL: 8192, OSL: 1024, Concurrency: 256}},
+		{"vllm h100 qwen3 c64", Point{Backend: "vllm", Version: "0.12.0", Model: "qwen3-32b", GPU: "h100_sxm", DType: "bf16", TP: 2, ISL: 4096, OSL: 512, Concurrency: 64}, 8192},
+		{"sglang h200 llama 8b c1", Point{Backend: "sglang", Version: "0.5.6.post2", Model: "llama-3.1-8b", GPU: "h200_sxm", DType: "bf16", TP: 1, ISL: 1024, OSL: 128, Concurrency: 1}, 8192},
+		{"trtllm b200 fp4 c256", Point{Backend: "trtllm", Version: "1.3.0rc5", Model: "qwen3-32b", GPU: "b200", DType: "fp4", TP: 1, ISL: 8192, OSL: 1024, Concurrency: 256}, 8192},
 	} {
 		c.p.ID = "row"
 		got, err := config.Parse("aiperf.yaml", []byte(AIPerfConfig(c.p)), nil)
@@ -31,11 +32,7 @@ func TestItem33_1AIPerfConfig(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		harness, err := config.Parse("harness.yaml", []byte(Config(c.p)), nil)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		tr := got.Traffic
+		tr, w := got.Traffic, got.Engine.Workers.Aggregated
 		for _, f := range []struct {
 			what      string
 			got, want any
@@ -47,7 +44,11 @@ func TestItem33_1AIPerfConfig(t *testing.T) {
 			{"warm-up (drained before profiling)", tr.Warmup.On(), false},
 			{"input_tokens", tr.Source.InputTokens.Length(), workload.Fixed(c.p.ISL)},
 			{"output_tokens", tr.Source.OutputTokens.Length(), workload.Fixed(c.p.OSL)},
-			{"server = the harness's", reflect.DeepEqual(got.Engine, harness.Engine), true},
+			{"backend", got.Engine.Backend, c.p.Backend},
+			{"tensor", w.Parallelism.Tensor, c.p.TP},
+			{"max_batched_tokens", w.Scheduler.MaxBatchedTokens, c.chunk},
+			{"async_scheduling (vLLM from 0.14, the others always)", w.Scheduler.AsyncScheduling, c.p.Backend != "vllm"},
+			{"prefix caching", w.KVCache.PrefixCaching, false},
 		} {
 			if !reflect.DeepEqual(f.got, f.want) {
 				t.Errorf("%s: %s = %v, want %v", c.name, f.what, f.got, f.want)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dynosim/dynosim-web/core/report/schema"
 	"github.com/dynosim/dynosim-web/core/sim"
-	"github.com/dynosim/dynosim-web/timing"
 )
 
 // Result is one point's prediction.
@@ -21,15 +20,11 @@ type Result struct {
 func (r Result) TTFTErr() float64 { return r.PredTTFTMs/r.TTFTMs - 1 }
 func (r Result) TPOTErr() float64 { return r.PredTPOTMs/r.TPOTMs - 1 }
 
-// requests is how many requests a point replays: the first of each client
-// is left out as warm-up (traffic.warmup: it starts on the ramp), four
-// more waves follow.
-func requests(c int) int { return max(5*c, 40) }
-
-// Config is the YAML of the run that stands for p. Knobs the measurement
-// does not state take the engine's defaults for that version and GPU
-// class (docs/validation.md lists them).
-func Config(p Point) string {
+// ServerConfig is the engine section of the run that stands for p, for
+// the rows whose pipeline publishes no server flags (AIPerfConfig): knobs
+// the row does not state take the engine's defaults for that version and
+// GPU class (docs/validation.md lists them).
+func ServerConfig(p Point) string {
 	sched := fmt.Sprintf("{max_batched_tokens: %d, max_sequences: %d, async_scheduling: %t}", 8192, 1024, vllmAsync(p.Version)) // vLLM V1 on ≥ 70 GiB GPUs
 	extra, capacity := "", "{type: default, memory_fraction: 0.9}"
 	switch p.Backend {
@@ -46,12 +41,7 @@ func Config(p Point) string {
 	case "trtllm":
 		sched = "{max_batched_tokens: 8192, max_sequences: 2048, async_scheduling: true}" // trtllm-serve defaults
 	}
-	return fmt.Sprintf(`traffic:
-  source: {type: synthetic, input_tokens: %d, output_tokens: %d}
-  load: {type: concurrency, concurrency: %d, ramp_up_seconds: %.4f}
-  stop: {requests: %d}
-  warmup: {requests: %d}
-engine:
+	return fmt.Sprintf(`engine:
   backend: %s
   model: %s
   hardware: %s
@@ -61,7 +51,7 @@ engine:
       parallelism: {tensor: %d}
       scheduler: %s%s
       kv_cache: {prefix_caching: false, dtype: %s, capacity: %s}
-`, p.ISL, p.OSL, p.Concurrency, rampUp(p), requests(p.Concurrency), p.Concurrency, p.Backend, p.Model, p.GPU, p.DType, p.TP, sched, extra, kvDType(p), capacity)
+`, p.Backend, p.Model, p.GPU, p.DType, p.TP, sched, extra, kvDType(p), capacity)
 }
 
 // vllmAsync: vLLM turned async scheduling on by default at the end of its
@@ -87,37 +77,21 @@ func kvDType(p Point) string {
 	return "auto"
 }
 
-// rampUp spreads the clients' starts over one request's expected life (a
-// prefill plus OSL decode steps at full concurrency, from the roofline),
-// so the replay measures the desynchronised steady state of a long
-// benchmark rather than one synchronised wave replayed forever (identical
-// requests that start together stay in lockstep in a simulator; on real
-// servers jitter spreads them). The choice was made on the fitted points:
-// median TTFT error 53 % with the ramp, 96 % with all clients together.
-func rampUp(p Point) float64 {
-	r, err := timing.NewRoofline(timing.RooflineSpec{Model: p.Model, Hardware: p.GPU, DType: p.DType, Parallelism: timing.Parallelism{Tensor: p.TP}, Engine: p.Backend})
-	if err != nil {
-		return 0 // the run reports the same error
-	}
-	c, ctx := p.Concurrency, p.ISL+p.OSL/2
-	return (r.PrefillMs(1, p.ISL, 0) + float64(p.OSL)*r.DecodeMs(c, c*ctx, ctx, 0)) / 1000
-}
-
-// Adapter is the replay of p with its own pipeline's published protocol
-// (issue 33 item 1: one adapter per source): InferenceMAX's client and
-// server settings for the rows InferenceMAX measured (IMAXConfig), the
-// harness's protocol (Config) for the rows whose pipeline publishes none.
+// Adapter is the replay of p with the published protocol nearest to its
+// measurement (issue 33 item 1: one adapter per source): InferenceMAX's
+// client and server settings for the rows InferenceMAX measured
+// (IMAXConfig), AIConfigurator's aiperf recipe for the others, whose
+// pipeline publishes no settings of its own (AIPerfConfig). Neither
+// derives anything from the model under test.
 func Adapter(p Point) string {
 	if IsIMAX(p) {
 		return IMAXConfig(p)
 	}
-	return Config(p)
+	return AIPerfConfig(p)
 }
 
-// Run predicts one point: the report's mean TTFT and TPOT (under Config,
-// which leaves out each client's first request: the warm-up, started on
-// the ramp, in a closed loop the first Concurrency requests released).
-// Every row's OSL is ≥ 2, so every measured request has a TPOT.
+// Run predicts one point under its Adapter: the report's mean TTFT and
+// TPOT. Every row's OSL is ≥ 2, so every measured request has a TPOT.
 func Run(p Point) Result { return runYAML(p, Adapter(p)) }
 
 // runYAML predicts p from the run config yaml (Config, IMAXConfig, AIPerfConfig).

@@ -35,17 +35,18 @@ type Source struct {
 	points   []scored
 }
 
-// sources turns the results of every harness into Sources.
+// sources turns the results of every harness into Sources: the gated
+// ones first (InferenceMAX, BLIS), then AIConfigurator's other rows under
+// the aiperf recipe (reported). rs are AIConfigurator's rows, each
+// replayed with its Adapter.
 func sources(rs []Result, bl []BLISResult) []Source {
-	aic := Source{Name: "AIConfigurator silicon_sample", Protocol: "fixed-concurrency points",
-		Gate:  "held-out median |error| of TPOT ≤ 15 %",
-		Split: "by model: Llama-3.1-70B (InferenceMAX's rows, replayed with its protocol) fitted (frontend latency, sync term, vLLM's per-sequence cost, client ramp); Llama-3.1-8B and Qwen3-32B held out"}
+	var im, ap []Result
 	for _, r := range rs {
-		if r.Err != nil {
-			continue
+		if IsIMAX(r.Point) {
+			im = append(im, r)
+		} else {
+			ap = append(ap, r)
 		}
-		aic.points = append(aic.points, scored{Family: timing.Family(r.GPU), Engine: r.Backend, HeldOut: !Fit(r.Point),
-			TTFT: r.TTFTErr(), TPOT: r.TPOTErr(), E2E: e2eErr(r)})
 	}
 	blis := Source{Name: "BLIS H100 runs", Protocol: "open-loop runs",
 		Gate:  "held-out median |error| of TTFT and TPOT (ITL) ≤ 10 %",
@@ -58,7 +59,7 @@ func sources(rs []Result, bl []BLISResult) []Source {
 		blis.points = append(blis.points, scored{Family: timing.Family("h100_sxm"), Engine: "vllm", HeldOut: !blisFit(r.Run),
 			TTFT: r.Pred.TTFT/m.TTFT - 1, TPOT: r.Pred.ITL/m.ITL - 1, E2E: r.Pred.E2E/m.E2E - 1})
 	}
-	return []Source{aic, blis}
+	return []Source{imaxSource(im), blis, aiperfSource(ap)}
 }
 
 // e2eErr is a point's signed mean E2E error. The rows state means of TTFT
