@@ -42,6 +42,24 @@ func (g *GEMM) SOL(m float64, p Peak) float64 {
 	return 1000 * max(flops/peak, bytes/p.MemBW)
 }
 
+// AICSOL is AIC's speed of light of the GEMM in ms (aic-core/rust/
+// aiconfigurator-core/src/perf_database/gemm.rs gemm_sol_with_flops @
+// 095f58a5): its FLOPs at the dtype's tensor peak or (mn + mk + nk)
+// elements of the dtype's size at the memory bandwidth, whichever is
+// longer (SOL above counts the output at two bytes). AIC raises every
+// measured point below it to it when it loads a table
+// (clamp_gemm_grids_to_sol, after Python GEMM._correct_sol), which
+// tools/aictables does at compile time: a back-to-back benchmark of a
+// GEMM whose weights stay in L2 (L40S, RTX PRO 6000) can beat HBM.
+func (g *GEMM) AICSOL(m float64, p Peak) float64 {
+	peak, elem := p.BF16FLOPS, 2.0
+	if g.DType == "fp8" && p.FP8FLOPS > 0 {
+		peak, elem = p.FP8FLOPS, 1
+	}
+	n, k := float64(g.N), float64(g.K)
+	return 1000 * max(2*m*n*k/peak, elem*(m*n+m*k+n*k)/p.MemBW)
+}
+
 func median(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)

@@ -129,6 +129,17 @@ func compileGEMM(b []byte, sh shapes, peak kernels.Peak) ([]kernels.GEMM, error)
 			}
 		}
 	}
+	// Raise every measured point below AIC's speed of light to it, as
+	// AIC's loader does before it resolves anything (kernels.GEMM.AICSOL),
+	// so the transfer below sees the utilisations AIC sees.
+	for d, bySite := range sites {
+		for s, c := range bySite {
+			g := kernels.GEMM{DType: d, N: s.n, K: s.k}
+			for m, lat := range c {
+				c[m] = max(lat, g.AICSOL(m, peak))
+			}
+		}
+	}
 	var out []kernels.GEMM
 	for _, key := range sortedKeys(sh.gemm) {
 		d, s := dtypeNames[key[0]], site{key[1], key[2]}

@@ -36,7 +36,8 @@ const (
 	repoURL = "https://github.com/ai-dynamo/aiconfigurator"
 	notice  = "Derived from AIConfigurator's performance database (Apache-2.0; see timing/kernels/kerneldata/LICENSE and README.md): " +
 		"rows were selected at the timing catalog's model shapes, GEMM sites AIC did not collect were transferred from " +
-		"neighbouring sites as AIC's interpolation does, and columns were renamed. Measured latencies are unchanged."
+		"neighbouring sites as AIC's interpolation does, GEMM latencies below AIC's speed of light were raised to it as AIC's loader does, " +
+		"and columns were renamed. Measured latencies are otherwise unchanged."
 )
 
 // systems maps the timing catalog's GPU names to AIC's system directories.
