@@ -33,7 +33,8 @@ type Indexer struct {
 	workers   [][]rankSet  // by worker, then DP rank
 	lower     [][]lowerSet // G2 and G3 blocks by worker, then DP rank (tierindex.go)
 
-	clock uint64 // the last generation given to a changed rankSet
+	clock  uint64 // the last generation given to a changed rankSet
+	epochs uint64 // the last epoch given to an active tree (Hold)
 
 	// chains: a rank's stored hashes are kept as chains (chainindex.go)
 	// while its Stored events chain and nothing is remembered there. The
@@ -452,18 +453,33 @@ func (ix *Indexer) Placed(worker, rank int, hashes []uint64, overlap int) {
 }
 
 // Hold counts hashes, the prompt blocks of a sequence placed on (worker,
-// rank), as held there until Release.
-func (ix *Indexer) Hold(worker, rank int, hashes []uint64) {
+// rank), as held there until Release of what it returns; hashes stays the
+// caller's.
+func (ix *Indexer) Hold(worker, rank int, hashes []uint64) HeldSeq {
 	rs := ix.grow(worker, rank)
 	ix.touch(rs)
-	rs.a.hold(hashes)
+	if rs.a.epoch == 0 {
+		ix.epochs++
+		rs.a.epoch = ix.epochs
+	}
+	return HeldSeq{epoch: rs.a.epoch, leaf: rs.a.hold(hashes)}
 }
 
-// Release undoes Hold; after RemoveWorker it does nothing.
-func (ix *Indexer) Release(worker, rank int, hashes []uint64) {
+// HeldSeq is a sequence Hold counts, for Release: its tree's epoch and its
+// leaf segment (activetree.go).
+type HeldSeq struct {
+	epoch uint64
+	leaf  int32
+}
+
+// Release undoes Hold; after RemoveWorker it does nothing (the worker's
+// tree, even if its index is used again, is not the one h was held in).
+func (ix *Indexer) Release(worker, rank int, h HeldSeq) {
 	if rs := ix.set(worker, rank); rs != nil {
 		ix.touch(rs)
-		rs.a.release(hashes)
+		if h.epoch != 0 && rs.a.epoch == h.epoch {
+			rs.a.release(h.leaf)
+		}
 	}
 }
 

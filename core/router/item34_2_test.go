@@ -15,6 +15,7 @@ import (
 func runTreeOps(tb testing.TB, data []byte) {
 	var t activeTree
 	var held [][]uint64
+	var leaves []int32
 	chain := func(d []byte) []uint64 {
 		var s []uint64
 		h := uint64(0)
@@ -29,12 +30,13 @@ func runTreeOps(tb testing.TB, data []byte) {
 		data = data[2:]
 		if op%3 == 0 && len(held) > 0 { // release one
 			i := int(op/3) % len(held)
-			t.release(held[i])
+			t.release(leaves[i])
 			held = append(held[:i], held[i+1:]...)
+			leaves = append(leaves[:i], leaves[i+1:]...)
 		} else {
 			n = min(n, len(data))
 			s := chain(data[:n])
-			t.hold(s)
+			leaves = append(leaves, t.hold(s))
 			held = append(held, s)
 		}
 		count := map[uint64]int{}

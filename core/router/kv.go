@@ -49,7 +49,6 @@ type KV struct {
 	locals []uint64 // the local hashes beside hashes, for PromptHashes
 	cands  []Candidate
 	costs  []float64
-	spare  runPool    // finished sequences' hash slices, for reuse
 	runs   []rankRuns // per candidate, this placement's walks
 }
 
@@ -83,7 +82,7 @@ type activeSeq struct {
 	worker, rank int
 	prefill      int         // its uncached prompt tokens, until PrefillDone
 	dur          timing.Time // aic: its predicted prefill time
-	hashes       []uint64
+	held         HeldSeq     // its prompt blocks in the active tree
 }
 
 // NewKV returns a KV router.
@@ -191,16 +190,12 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		r.hold(q, queuedSeq{isl: isl, cached: best, hashes: kept, locals: locals, runs: append(runs, r.runs...)})
 		return Placement{}, false
 	}
-	if wasHeld {
-		r.spare.put(held.hashes)
-	}
 	r.unhold(q.ID)
 	c := &r.cands[i]
 	ld := r.rank(c.Worker, c.Rank)
 	a := &activeSeq{worker: c.Worker, rank: c.Rank, prefill: max(isl-c.Cached, 0)}
-	a.hashes = r.spare.copy(r.hashes)
 	r.idx.Placed(c.Worker, c.Rank, r.hashes, r.runs[i].overlap)
-	r.idx.Hold(c.Worker, c.Rank, a.hashes)
+	a.held = r.idx.Hold(c.Worker, c.Rank, r.hashes)
 	ld.prefill += a.prefill
 	ld.requests++
 	r.active[q.ID] = a
@@ -301,10 +296,9 @@ func (r *KV) Finished(id uint64, now timing.Time) {
 	}
 	r.PrefillDone(id, now)
 	ld := r.rank(a.worker, a.rank)
-	r.idx.Release(a.worker, a.rank, a.hashes)
+	r.idx.Release(a.worker, a.rank, a.held)
 	ld.requests--
 	delete(r.active, id)
-	r.spare.put(a.hashes)
 }
 
 // Added implements Policy.
