@@ -105,11 +105,25 @@ func (c *Context) Ms(batch, seq float64) float64 {
 // each resolved on the grid as AIC does (grid.go). A replay asks for it on
 // every decode pass, so the batch's rows are found once and each is
 // searched once for the five ascending lengths (resolveRow): the same
-// points as five calls of at, summed in the same order.
+// points as five calls of at, summed in the same order. At a measured
+// batch, or between two rows that both cover the five lengths, genRow and
+// genBetween (genms.go) do it with the shared work hoisted, bit for bit.
 func (g *Gen) Ms(batch, kv float64) float64 {
 	sMin := max(1, math.Floor(kv*0.9))
 	sMax := max(sMin, math.Floor(kv*1.1))
 	i := outerRow(g.Rows, batch)
+	if i < len(g.Rows) {
+		var sum float64
+		ok := false
+		if g.Rows[i].Key == batch {
+			sum, ok = genRow(&g.Rows[i], sMin, sMax)
+		} else if i > 0 {
+			sum, ok = g.genBetween(i, batch, sMin, sMax)
+		}
+		if ok {
+			return sum / 5
+		}
+	}
 	var c0, c1 cursor
 	var sum float64
 	for j := range 5 {
