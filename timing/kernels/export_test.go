@@ -32,3 +32,9 @@ func GenFast(g *Gen, batch, kv float64) bool {
 	_, ok := g.genBetween(i, batch, sMin, sMax)
 	return ok
 }
+
+// DecodeFast is decodeFast, the table unprepared.
+func DecodeFast(b []byte) (*Table, bool) {
+	t, ok := decodeFast(b)
+	return &t, ok
+}

@@ -175,9 +175,12 @@ type Series struct {
 
 // Decode parses and checks a table.
 func Decode(b []byte) (*Table, error) {
-	var t Table
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("kernel table: %v", err)
+	t, ok := decodeFast(b)
+	if !ok {
+		t = Table{}
+		if err := json.Unmarshal(b, &t); err != nil {
+			return nil, fmt.Errorf("kernel table: %v", err)
+		}
 	}
 	if t.Format != Format {
 		return nil, fmt.Errorf("kernel table: format %d, want %d", t.Format, Format)
