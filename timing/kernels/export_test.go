@@ -38,3 +38,70 @@ func DecodeFast(b []byte) (*Table, bool) {
 	t, ok := decodeFast(b)
 	return &t, ok
 }
+
+// holdRef is grid.hold before TestItem33_3HoldPrune's pruning (b4aefd3),
+// the reference it is checked against.
+func holdRef(g *grid, outer, inner float64) (float64, bool) {
+	if len(g.leaves) == 0 || g.sol == nil {
+		return 0, false
+	}
+	qo, qi := math.Log2(max(outer, 1e-12)), math.Log2(max(inner, 1e-12))
+	// The five nearest (four anchors and the support radius), ascending;
+	// a later leaf at an equal distance never displaces an earlier one,
+	// as AIC's selection (weights depend on distance alone).
+	var best [5]struct{ d, u float64 }
+	n := 0
+	for _, l := range g.leaves {
+		d := math.Hypot(l.lo-qo, l.li-qi)
+		if n == len(best) && d >= best[n-1].d {
+			continue
+		}
+		j := min(n, len(best)-1)
+		for j > 0 && best[j-1].d > d {
+			best[j] = best[j-1]
+			j--
+		}
+		best[j] = struct{ d, u float64 }{d, l.util}
+		if n < len(best) {
+			n++
+		}
+	}
+	anchors, r := n, math.Inf(1)
+	if n == len(best) {
+		anchors, r = 4, best[4].d
+	}
+	var wsum, usum float64
+	for _, a := range best[:anchors] {
+		var w float64
+		if math.IsInf(r, 1) {
+			w = 1 / (a.d*a.d + 1e-12)
+		} else {
+			t := max(r-a.d, 0) / (r*a.d + 1e-12)
+			w = t * t
+		}
+		wsum += w
+		usum += w * a.u
+	}
+	if wsum <= 0 { // every anchor on the support radius: equal weights
+		wsum, usum = 0, 0
+		for _, a := range best[:anchors] {
+			wsum++
+			usum += a.u
+		}
+	}
+	return g.sol(outer, inner) / (usum / wsum), true
+}
+
+// HoldBoth is a grid's hold at (outer, inner) and holdRef's; ctx picks
+// the context grid, else the generation one.
+func HoldBoth(c *Context, g *Gen, outer, inner float64) (got, want float64, ok bool) {
+	var gr *grid
+	if c != nil {
+		gr = &c.grid
+	} else {
+		gr = &g.grid
+	}
+	got, ok = gr.hold(outer, inner)
+	want, _ = holdRef(gr, outer, inner)
+	return got, want, ok
+}
