@@ -71,7 +71,10 @@ func genRow(r *Series, sMin, sMax float64) (sum float64, ok bool) {
 	if len(x) == 0 || !(sMin >= x[0] && sMax <= x[len(x)-1]) { // NaN fails
 		return 0, false
 	}
-	i := sort.SearchFloat64s(x, sMin)
+	i := 0
+	for x[i] < sMin { // in range: sMin ≤ sMax ≤ the last point
+		i++
+	}
 	for j := range 5 {
 		s := sMin + math.Floor((sMax-sMin)*float64(j)/4)
 		for x[i] < s { // in range: s ≤ sMax ≤ the last point

@@ -111,7 +111,10 @@ func (c *Context) Ms(batch, seq float64) float64 {
 func (g *Gen) Ms(batch, kv float64) float64 {
 	sMin := max(1, math.Floor(kv*0.9))
 	sMax := max(sMin, math.Floor(kv*1.1))
-	i := outerRow(g.Rows, batch)
+	i := 0 // outerRow, scanning up from the small batches a replay mostly runs
+	for i < len(g.Rows) && !(g.Rows[i].Key >= batch) {
+		i++
+	}
 	if i < len(g.Rows) {
 		var sum float64
 		ok := false
