@@ -61,7 +61,7 @@ func (g *grid) hold(outer, inner float64) (float64, bool) {
 	// The five nearest (four anchors and the support radius), ascending;
 	// a later leaf at an equal distance never displaces an earlier one,
 	// as AIC's selection (weights depend on distance alone).
-	var best [5]struct{ d, u float64 }
+	var best [5]anchor
 	n := 0
 	for _, l := range g.leaves {
 		dx, dy := l.lo-qo, l.li-qi
@@ -82,35 +82,12 @@ func (g *grid) hold(outer, inner float64) (float64, bool) {
 			best[j] = best[j-1]
 			j--
 		}
-		best[j] = struct{ d, u float64 }{d, l.util}
+		best[j] = anchor{d, l.util}
 		if n < len(best) {
 			n++
 		}
 	}
-	anchors, r := n, math.Inf(1)
-	if n == len(best) {
-		anchors, r = 4, best[4].d
-	}
-	var wsum, usum float64
-	for _, a := range best[:anchors] {
-		var w float64
-		if math.IsInf(r, 1) {
-			w = 1 / (a.d*a.d + 1e-12)
-		} else {
-			t := max(r-a.d, 0) / (r*a.d + 1e-12)
-			w = t * t
-		}
-		wsum += w
-		usum += w * a.u
-	}
-	if wsum <= 0 { // every anchor on the support radius: equal weights
-		wsum, usum = 0, 0
-		for _, a := range best[:anchors] {
-			wsum++
-			usum += a.u
-		}
-	}
-	return g.sol(outer, inner) / (usum / wsum), true
+	return g.sol(outer, inner) / weigh(&best, n), true
 }
 
 // cursor is a row index for lookups at ascending x (Gen.Ms's five
@@ -260,4 +237,39 @@ func (t *Table) prepare() {
 	for i := range t.Generation {
 		t.Generation[i].prepare(t.Peak)
 	}
+}
+
+// anchor is a measured point near a query: its distance in log2 space
+// and its utilisation.
+type anchor struct{ d, u float64 }
+
+// weigh is the utilisation at a query from its n ≤ 5 nearest points,
+// ascending (hold): the four nearest weighted by AIC's inverse-distance
+// kernel with the fifth's distance as the support radius, or by 1/d²
+// with fewer than five; equal weights when every anchor lies on the radius.
+func weigh(best *[5]anchor, n int) float64 {
+	anchors, r := n, math.Inf(1)
+	if n == len(best) {
+		anchors, r = 4, best[4].d
+	}
+	var wsum, usum float64
+	for _, a := range best[:anchors] {
+		var w float64
+		if math.IsInf(r, 1) {
+			w = 1 / (a.d*a.d + 1e-12)
+		} else {
+			t := max(r-a.d, 0) / (r*a.d + 1e-12)
+			w = t * t
+		}
+		wsum += w
+		usum += w * a.u
+	}
+	if wsum <= 0 { // every anchor on the support radius: equal weights
+		wsum, usum = 0, 0
+		for _, a := range best[:anchors] {
+			wsum++
+			usum += a.u
+		}
+	}
+	return usum / wsum
 }
