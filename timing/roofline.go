@@ -438,5 +438,5 @@ func (r *Roofline) DecodeMs(batch, activeKV, ctx, totalKV int) float64 {
 	}
 	b, kv := float64(batch), float64(max(activeKV, 0))
 	gemm, over := r.decodeParts(batch, b)
-	return gemm + r.decodeAttention(kv, b) + over
+	return gemm + r.decodeAttention(kv, b, batch, max(activeKV, 0)) + over
 }
