@@ -35,18 +35,30 @@ type leaf struct {
 // grid is what the hold needs of a Context or Gen, prepared by Decode.
 type grid struct {
 	leaves []leaf
+	rows   []leafRow // the leaves of each row with any, in order
 	sol    func(outer, inner float64) float64
+}
+
+// leafRow is one measured row's run of leaves, leaves[start:end]: they
+// share lo, and their li ascend (a row's X ascends).
+type leafRow struct {
+	lo         float64
+	start, end int
 }
 
 // prepare fills a grid's leaves from rows (Key outer, X inner).
 func (g *grid) prepare(rows []Series, sol func(outer, inner float64) float64) {
 	g.sol = sol
-	g.leaves = g.leaves[:0]
+	g.leaves, g.rows = g.leaves[:0], g.rows[:0]
 	for _, r := range rows {
+		start, lo := len(g.leaves), math.Log2(max(r.Key, 1e-12))
 		for i, x := range r.X {
 			if s := sol(r.Key, x); s > 0 && r.Ms[i] > 0 && !math.IsInf(s, 0) {
-				g.leaves = append(g.leaves, leaf{math.Log2(max(r.Key, 1e-12)), math.Log2(max(x, 1e-12)), s / r.Ms[i]})
+				g.leaves = append(g.leaves, leaf{lo, math.Log2(max(x, 1e-12)), s / r.Ms[i]})
 			}
+		}
+		if len(g.leaves) > start {
+			g.rows = append(g.rows, leafRow{lo, start, len(g.leaves)})
 		}
 	}
 }
@@ -63,28 +75,58 @@ func (g *grid) hold(outer, inner float64) (float64, bool) {
 	// as AIC's selection (weights depend on distance alone).
 	var best [5]anchor
 	n := 0
-	for _, l := range g.leaves {
-		dx, dy := l.lo-qo, l.li-qi
-		// Hypot is max(|dx|, |dy|) times a correctly rounded square root
-		// of a number ≥ 1, never below that max: a leaf whose nearer axis
-		// alone is as far as the fifth anchor would be skipped below
-		// anyway, so it is skipped without its Hypot (a replay asks for
-		// points past a grid ~50,000 times; TestItem33_3HoldPrune).
-		if n == len(best) && (math.Abs(dx) >= best[n-1].d || math.Abs(dy) >= best[n-1].d) {
-			continue
+	for _, rw := range g.rows {
+		leaves := g.leaves[rw.start:rw.end]
+		if n == len(best) {
+			// Once five are held the fifth distance only shrinks, so a
+			// leaf the loop would skip at the row's start is skipped at
+			// its turn too: the whole row when its lo alone is that far,
+			// else the leading leaves whose li lies that far below qi
+			// (li ascends; li − qi is −(qi − li) exactly). A NaN query
+			// makes every test false: nothing is skipped.
+			d := best[n-1].d
+			if math.Abs(rw.lo-qo) >= d {
+				continue
+			}
+			lo, hi := 0, len(leaves)
+			for lo < hi {
+				if m := int(uint(lo+hi) >> 1); leaves[m].li < qi && math.Abs(leaves[m].li-qi) >= d {
+					lo = m + 1
+				} else {
+					hi = m
+				}
+			}
+			leaves = leaves[lo:]
 		}
-		d := math.Hypot(dx, dy)
-		if n == len(best) && d >= best[n-1].d {
-			continue
-		}
-		j := min(n, len(best)-1)
-		for j > 0 && best[j-1].d > d {
-			best[j] = best[j-1]
-			j--
-		}
-		best[j] = anchor{d, l.util}
-		if n < len(best) {
-			n++
+		for _, l := range leaves {
+			dx, dy := l.lo-qo, l.li-qi
+			// Hypot is max(|dx|, |dy|) times a correctly rounded square
+			// root of a number ≥ 1, never below that max: a leaf whose
+			// nearer axis alone is as far as the fifth anchor would be
+			// skipped below anyway, so it is skipped without its Hypot (a
+			// replay asks for points past a grid ~50,000 times;
+			// TestItem33_3HoldPrune). So are the row's later leaves: they
+			// share dx, lie further above qi if this one lies above, and
+			// one below qi is never that far here (the leading ones were
+			// skipped above, and a distance this row puts among the five
+			// is at least its leaf's |dy|, more than any later one's
+			// below qi; TestItem33_3HoldRows).
+			if n == len(best) && (math.Abs(dx) >= best[n-1].d || math.Abs(dy) >= best[n-1].d) {
+				break
+			}
+			d := math.Hypot(dx, dy)
+			if n == len(best) && d >= best[n-1].d {
+				continue
+			}
+			j := min(n, len(best)-1)
+			for j > 0 && best[j-1].d > d {
+				best[j] = best[j-1]
+				j--
+			}
+			best[j] = anchor{d, l.util}
+			if n < len(best) {
+				n++
+			}
 		}
 	}
 	return g.sol(outer, inner) / weigh(&best, n), true
