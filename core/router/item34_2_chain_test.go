@@ -141,6 +141,9 @@ func runChainOps(tb testing.TB, data []byte) {
 			}
 		}
 		for r := range ranks {
+			if rs := chain.set(0, r); rs != nil && rs.c != nil {
+				checkRuns(tb, rs.c)
+			}
 			if got, want := chain.Len(0, r), set.Len(0, r); got != want {
 				tb.Fatalf("step %d rank %d: len %d, set %d", step, r, got, want)
 			}
