@@ -70,66 +70,106 @@ func (g *grid) hold(outer, inner float64) (float64, bool) {
 		return 0, false
 	}
 	qo, qi := math.Log2(max(outer, 1e-12)), math.Log2(max(inner, 1e-12))
-	// The five nearest (four anchors and the support radius), ascending;
-	// a later leaf at an equal distance never displaces an earlier one,
-	// as AIC's selection (weights depend on distance alone).
-	var best [5]anchor
-	n := 0
-	for _, rw := range g.rows {
-		leaves := g.leaves[rw.start:rw.end]
-		if n == len(best) {
-			// Once five are held the fifth distance only shrinks, so a
-			// leaf the loop would skip at the row's start is skipped at
-			// its turn too: the whole row when its lo alone is that far,
-			// else the leading leaves whose li lies that far below qi
-			// (li ascends; li − qi is −(qi − li) exactly). A NaN query
-			// makes every test false: nothing is skipped.
-			d := best[n-1].d
-			if math.Abs(rw.lo-qo) >= d {
-				continue
-			}
-			lo, hi := 0, len(leaves)
-			for lo < hi {
-				if m := int(uint(lo+hi) >> 1); leaves[m].li < qi && math.Abs(leaves[m].li-qi) >= d {
-					lo = m + 1
-				} else {
-					hi = m
-				}
-			}
-			leaves = leaves[lo:]
-		}
-		for _, l := range leaves {
-			dx, dy := l.lo-qo, l.li-qi
-			// Hypot is max(|dx|, |dy|) times a correctly rounded square
-			// root of a number ≥ 1, never below that max: a leaf whose
-			// nearer axis alone is as far as the fifth anchor would be
-			// skipped below anyway, so it is skipped without its Hypot (a
-			// replay asks for points past a grid ~50,000 times;
-			// TestItem33_3HoldPrune). So are the row's later leaves: they
-			// share dx, lie further above qi if this one lies above, and
-			// one below qi is never that far here (the leading ones were
-			// skipped above, and a distance this row puts among the five
-			// is at least its leaf's |dy|, more than any later one's
-			// below qi; TestItem33_3HoldRows).
-			if n == len(best) && (math.Abs(dx) >= best[n-1].d || math.Abs(dy) >= best[n-1].d) {
-				break
-			}
-			d := math.Hypot(dx, dy)
-			if n == len(best) && d >= best[n-1].d {
-				continue
-			}
-			j := min(n, len(best)-1)
-			for j > 0 && best[j-1].d > d {
-				best[j] = best[j-1]
-				j--
-			}
-			best[j] = anchor{d, l.util}
-			if n < len(best) {
-				n++
-			}
+	var f nearest5
+	if math.Abs(qo) < math.Inf(1) && math.Abs(qi) < math.Inf(1) {
+		g.search(&f, qo, qi)
+	} else { // NaN or +Inf: every leaf in order, as AIC's loop
+		for i, l := range g.leaves {
+			f.offer(math.Hypot(l.lo-qo, l.li-qi), i, l.util)
 		}
 	}
-	return g.sol(outer, inner) / weigh(&best, n), true
+	return g.sol(outer, inner) / weigh(&f.best, f.n), true
+}
+
+// nearest5 holds the five nearest leaves so far (four anchors and the
+// support radius), ascending by distance, a tie by leaf index: the five
+// AIC's loop keeps, whose later leaf at an equal distance never displaces
+// an earlier one (weights depend on distance alone), whatever order the
+// leaves are offered in. Offered in index order it is that loop, NaN
+// distances included (every comparison false: a NaN takes the last slot).
+type nearest5 struct {
+	best [5]anchor
+	idx  [5]int
+	n    int
+}
+
+func (f *nearest5) offer(d float64, i int, util float64) {
+	if f.n == len(f.best) && (d > f.best[4].d || d == f.best[4].d && i > f.idx[4]) {
+		return
+	}
+	j := min(f.n, len(f.best)-1)
+	for j > 0 && (f.best[j-1].d > d || f.best[j-1].d == d && f.idx[j-1] > i) {
+		f.best[j], f.idx[j] = f.best[j-1], f.idx[j-1]
+		j--
+	}
+	f.best[j], f.idx[j] = anchor{d, util}, i
+	if f.n < len(f.best) {
+		f.n++
+	}
+}
+
+// far reports whether every leaf at least d away on one axis is further
+// than the fifth nearest (a tie at d may still come first by index).
+// Hypot is max(|dx|, |dy|) times a correctly rounded square root of a
+// number ≥ 1, never below that max.
+func (f *nearest5) far(d float64) bool { return f.n == len(f.best) && d > f.best[4].d }
+
+// search offers the leaves nearest (qo, qi) first (both finite): rows
+// outward from qo by |lo − qo|, in each row leaves outward from qi by
+// |li − qi|, stopping a direction once that axis alone is further than
+// the fifth nearest; a replay asks for points past a grid ~50,000 times,
+// where AIC's loop order meets the far leaves first (TestItem33_3HoldRows).
+func (g *grid) search(f *nearest5, qo, qi float64) {
+	rows := g.rows
+	b := sort.Search(len(rows), func(i int) bool { return rows[i].lo >= qo })
+	a := b - 1
+	for {
+		da, db := math.Inf(1), math.Inf(1)
+		if a >= 0 {
+			da = qo - rows[a].lo
+		}
+		if b < len(rows) {
+			db = rows[b].lo - qo
+		}
+		r, dr := a, da
+		if db < da {
+			r, dr = b, db
+			b++
+		} else if a >= 0 {
+			a--
+		} else {
+			return // both sides done
+		}
+		if f.far(dr) {
+			return // every row left is as far on lo alone
+		}
+		leaves := g.leaves[rows[r].start:rows[r].end]
+		q := sort.Search(len(leaves), func(i int) bool { return leaves[i].li >= qi })
+		p := q - 1
+		for {
+			dp, dq := math.Inf(1), math.Inf(1)
+			if p >= 0 {
+				dp = qi - leaves[p].li
+			}
+			if q < len(leaves) {
+				dq = leaves[q].li - qi
+			}
+			k, dk := p, dp
+			if dq < dp {
+				k, dk = q, dq
+				q++
+			} else if p >= 0 {
+				p--
+			} else {
+				break
+			}
+			if f.far(dk) || f.far(dr) {
+				break
+			}
+			l := &leaves[k]
+			f.offer(math.Hypot(l.lo-qo, l.li-qi), rows[r].start+k, l.util)
+		}
+	}
 }
 
 // cursor is a row index for lookups at ascending x (Gen.Ms's five

@@ -8,19 +8,21 @@ import (
 	"github.com/dynosim/dynosim-web/timing/kernels"
 )
 
-// TestItem33_3HoldRows: the hold's row skips (grid.go: once five anchors
-// are held, a row whose lo alone is as far as the fifth is skipped, a
-// row's leading leaves that far below the query are skipped by a binary
-// search, and a row is left at its first leaf that far above) return what
-// the unpruned loop (holdRef) returns bit for bit, on every context and
+// TestItem33_3HoldRows: the hold's nearest-first search (grid.go search:
+// rows outward from the query, leaves outward in each row, a direction
+// left once one axis alone is further than the fifth nearest, ties kept
+// by leaf index as AIC's loop keeps them) returns what the unpruned loop
+// in leaf order (holdRef) returns bit for bit, on every context and
 // generation grid of the 18 tables, at queries built to sit on those
 // bounds: on a row's key or a measured length (one axis at distance 0,
 // so Hypot is the other axis exactly), halfway between two rows or two
 // lengths in log2 (equal distances: the earlier leaf must stay), 1 %
 // either side, and past the grid's last row and length; 600 drawn per
 // grid with a fixed seed, 600 more anywhere around the grid, and every
-// query on a row key past the last length; and on a hand-built grid whose
-// rows hold one to three points.
+// query on a row key past the last length; and on two hand-built grids,
+// one whose rows hold one to three points, a lattice with a hole whose
+// center has twelve leaves at one distance (ties), at every row key and
+// length.
 func TestItem33_3HoldRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 3))
 	near := func(v []float64, spread []float64) []float64 {
@@ -59,9 +61,29 @@ func TestItem33_3HoldRows(t *testing.T) {
 	}
 	sparse.Context = []kernels.Context{{Heads: 32, KVHeads: 8, HeadDim: 128, KVDType: "bf16", Rows: sparseRows}}
 	sparse.Generation = []kernels.Gen{{Heads: 32, KVHeads: 8, HeadDim: 128, KVDType: "bf16", Rows: sparseRows}}
-	kernels.Prepare(sparse)
+	// A hand-built 16 × 16 lattice in log2 space without the points
+	// closer than 5 to (2^7, 2^7): a query there has twelve leaves at
+	// distance 5 (four of them on its axes), so the five kept, and the
+	// anchors equally weighted on the radius, are the ones with the
+	// lowest index, which the search meets last.
+	lattice := &kernels.Table{Format: kernels.Format, Peak: kernels.Peak{BF16FLOPS: 1e15, MemBW: 3e12}}
+	var latticeRows []kernels.Series
+	for i := range 16 {
+		r := kernels.Series{Key: math.Exp2(float64(i))}
+		for j := range 16 {
+			if (i-7)*(i-7)+(j-7)*(j-7) >= 25 {
+				r.X = append(r.X, math.Exp2(float64(j)))
+				r.Ms = append(r.Ms, 0.01*(1+0.1*float64(i)+0.03*float64(j)))
+			}
+		}
+		latticeRows = append(latticeRows, r)
+	}
+	lattice.Context = []kernels.Context{{Heads: 32, KVHeads: 8, HeadDim: 128, KVDType: "bf16", Rows: latticeRows}}
+	lattice.Generation = []kernels.Gen{{Heads: 32, KVHeads: 8, HeadDim: 128, KVDType: "bf16", Rows: latticeRows}}
+	kernels.Prepare(lattice)
 	tables := loadAll(t)
 	tables["hand-built sparse rows"] = sparse
+	tables["hand-built lattice with a hole"] = lattice
 	for key, tb := range tables {
 		grids := len(tb.Context) + len(tb.Generation)
 		for i := range grids {
@@ -101,6 +123,11 @@ func TestItem33_3HoldRows(t *testing.T) {
 			for _, k := range keys {
 				for _, in := range inners[len(inners)-5:] {
 					check(key, c, g, k, in)
+				}
+				if tb == sparse || tb == lattice {
+					for _, x := range xs {
+						check(key, c, g, k, x)
+					}
 				}
 			}
 		}
