@@ -202,7 +202,7 @@ func (d *disagg) decodeWorker(id uint64, prompt []uint32) (int, int, error) {
 	l := d.l
 	r := l.reqs.at(id)
 	pool := &l.pools[decodePool]
-	l.rreq = router.Request{ID: id, Arrival: r.arrival, Now: l.now, Prompt: prompt, Output: r.turn.Output}
+	l.rreq = router.Request{ID: id, Arrival: r.arrival, Now: l.now, Prompt: prompt, RunLen: l.wl.RunLen(r.turn), Output: r.turn.Output}
 	pl, ok := pool.Router.Place(&l.rreq, pool)
 	if !ok {
 		return 0, 0, fmt.Errorf("replay: request %d: the decode pool's router held it (a decode router must not queue)", id)

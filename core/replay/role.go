@@ -131,7 +131,7 @@ func (l *Loop) place(id uint64) (bool, error) {
 		delete(l.pins, id)
 		return true, l.placePinned(id, w, prompt)
 	}
-	l.rreq = router.Request{ID: id, Arrival: r.arrival, Now: l.now, Prompt: prompt, Output: r.turn.Output, Priority: r.turn.Priority, StrictPriority: r.turn.StrictPriority}
+	l.rreq = router.Request{ID: id, Arrival: r.arrival, Now: l.now, Prompt: prompt, RunLen: l.wl.RunLen(r.turn), Output: r.turn.Output, Priority: r.turn.Priority, StrictPriority: r.turn.StrictPriority}
 	pl, ok := pool.Router.Place(&l.rreq, pool)
 	if !ok {
 		return false, nil

@@ -158,19 +158,34 @@ func (ix *Indexer) BlockSize() int { return ix.blockSize }
 // computed as the engines compute them (so they equal the BlockHash of their
 // Stored events), and returns the extended slice.
 func (ix *Indexer) Hashes(prompt []uint32, dst []uint64) []uint64 {
-	dst, _ = ix.HashesLocals(prompt, dst, nil)
+	dst, _ = ix.HashesLocals(prompt, 0, dst, nil)
 	return dst
 }
 
 // HashesLocals is Hashes that also appends each block's local hash to
 // locals (the engine needs both: engine.Request.Hashes, Locals) unless
-// locals is nil.
-func (ix *Indexer) HashesLocals(prompt []uint32, dst, locals []uint64) ([]uint64, []uint64) {
+// locals is nil. runLen > 0 promises prompt's tokens are equal within
+// each aligned run of runLen tokens (Request.RunLen): a block inside one
+// run is then one token repeated, whose local hash is remembered, and its
+// tokens are not compared (kv.RunMemo compares them: half of the KV
+// router's prompt hashing at the issue 34 item 2 benchmark, R7).
+func (ix *Indexer) HashesLocals(prompt []uint32, runLen int, dst, locals []uint64) ([]uint64, []uint64) {
 	bs := ix.blockSize
 	var s uint64
 	var runs kv.RunMemo // trace prompts repeat a block's tokens (kv.RunMemo)
+	var tok uint32      // the token whose run hashed to run (known: one was)
+	var run uint64
+	known := false
 	for i := 0; i+bs <= len(prompt); i += bs {
-		l := runs.Local(prompt[i : i+bs])
+		var l uint64
+		if runLen > 0 && i/runLen == (i+bs-1)/runLen {
+			if t := prompt[i]; !known || t != tok {
+				tok, run, known = t, kv.LocalHash(prompt[i:i+bs]), true
+			}
+			l = run
+		} else {
+			l = runs.Local(prompt[i : i+bs])
+		}
 		if i == 0 {
 			s = l
 		} else {

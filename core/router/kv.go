@@ -133,7 +133,7 @@ func (r *KV) Place(q *Request, v View) (Placement, bool) {
 		if r.locals == nil {
 			r.locals = make([]uint64, 0, 64)
 		}
-		r.hashes, r.locals = r.idx.HashesLocals(q.Prompt, r.hashes[:0], r.locals[:0])
+		r.hashes, r.locals = r.idx.HashesLocals(q.Prompt, q.RunLen, r.hashes[:0], r.locals[:0])
 	}
 	isl := len(q.Prompt)
 	r.cands, r.runs = r.cands[:0], r.runs[:0]

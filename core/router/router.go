@@ -19,6 +19,11 @@ type Request struct {
 	Now     timing.Time // the placement time (later than Arrival if it was held)
 	Prompt  []uint32    // prompt tokens; valid during Place only
 	Output  int         // requested output tokens
+	// RunLen, if > 0, promises that Prompt's tokens are equal within each
+	// aligned run [k·RunLen, (k+1)·RunLen) (workload.RunLen: trace
+	// prompts): the KV router hashes a block inside one run as one token
+	// repeated without comparing its tokens (issue 34 item 2).
+	RunLen int
 	// Priority and StrictPriority are the trace's priority and
 	// strict_priority (Dynamo's request metadata, spec §1.1): the KV
 	// router's queue orders held requests by them (kv.go Next).

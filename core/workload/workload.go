@@ -96,6 +96,19 @@ func (w *Workload) Prompt(dst []uint32, t *Turn) []uint32 {
 	return dst
 }
 
+// RunLen is the length of the runs Prompt(t) is made of: its tokens are
+// equal within each aligned run [k·RunLen, (k+1)·RunLen) (a trace prompt
+// repeats each block id over a trace block); 0 when they need not be
+// (synthetic prompts). A hasher can then take a KV block inside one run
+// for one token repeated without comparing its tokens (router.Request
+// RunLen, issue 34 item 2).
+func (w *Workload) RunLen(t *Turn) int {
+	if t.Blocks == nil {
+		return 0
+	}
+	return w.TraceBlock
+}
+
 // SynthToken is token j of synthetic request i: a SplitMix64 finalizer of
 // (i<<32) XOR j truncated to 32 bits, with 0 mapped to 1 (spec §8.3).
 func SynthToken(i, j uint64) uint32 {
