@@ -7,13 +7,13 @@ package timing
 // absolute error of mean TPOT, TTFT and E2E over the source's points
 // replayed through the simulator, and over its held-out part.
 var validated = []SourceValidation{
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Gated: true, Family: "Blackwell", Engine: "trtllm", Points: 144, TPOTPct: 9.4, TTFTPct: 9.1, HeldOutPoints: 72, HeldOutTPOTPct: 6.5, HeldOutTTFTPct: 10.1},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Gated: true, Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 6.9, TTFTPct: 29.7, HeldOutPoints: 60, HeldOutTPOTPct: 6.2, HeldOutTTFTPct: 33.9},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Gated: true, Family: "Hopper", Engine: "trtllm", Points: 72, TPOTPct: 14.2, TTFTPct: 7.5, HeldOutPoints: 72, HeldOutTPOTPct: 14.2, HeldOutTTFTPct: 7.5},
-	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Gated: true, Family: "Hopper", Engine: "vllm", Points: 105, TPOTPct: 5.6, TTFTPct: 10.1, HeldOutPoints: 60, HeldOutTPOTPct: 7.5, HeldOutTTFTPct: 13},
-	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Gated: true, Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 7.3, TTFTPct: 3.5, HeldOutPoints: 12, HeldOutTPOTPct: 7.5, HeldOutTTFTPct: 5.8},
-	{Source: "AIConfigurator silicon_sample, aiperf recipe", Protocol: "fixed-concurrency points", Gated: false, Family: "Blackwell", Engine: "trtllm", Points: 1, TPOTPct: 0.3, TTFTPct: 11.8, HeldOutPoints: 1, HeldOutTPOTPct: 0.3, HeldOutTTFTPct: 11.8},
-	{Source: "AIConfigurator silicon_sample, aiperf recipe", Protocol: "fixed-concurrency points", Gated: false, Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 8.3, TTFTPct: 23.3, HeldOutPoints: 130, HeldOutTPOTPct: 8.3, HeldOutTTFTPct: 23.3},
-	{Source: "AIConfigurator silicon_sample, aiperf recipe", Protocol: "fixed-concurrency points", Gated: false, Family: "Hopper", Engine: "trtllm", Points: 357, TPOTPct: 11, TTFTPct: 37.1, HeldOutPoints: 357, HeldOutTPOTPct: 11, HeldOutTTFTPct: 37.1},
-	{Source: "AIConfigurator silicon_sample, aiperf recipe", Protocol: "fixed-concurrency points", Gated: false, Family: "Hopper", Engine: "vllm", Points: 114, TPOTPct: 9.7, TTFTPct: 34.1, HeldOutPoints: 114, HeldOutTPOTPct: 9.7, HeldOutTTFTPct: 34.1},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Gated: true, Family: "Blackwell", Engine: "trtllm", Points: 144, TPOTPct: 7.6, TTFTPct: 10.9, HeldOutPoints: 72, HeldOutTPOTPct: 6.1, HeldOutTTFTPct: 9},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Gated: true, Family: "Blackwell", Engine: "vllm", Points: 120, TPOTPct: 6.7, TTFTPct: 27.8, HeldOutPoints: 60, HeldOutTPOTPct: 5.5, HeldOutTTFTPct: 33.3},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Gated: true, Family: "Hopper", Engine: "trtllm", Points: 72, TPOTPct: 9, TTFTPct: 10.4, HeldOutPoints: 72, HeldOutTPOTPct: 9, HeldOutTTFTPct: 10.4},
+	{Source: "InferenceMAX Llama-3.1-70B", Protocol: "fixed-concurrency points", Gated: true, Family: "Hopper", Engine: "vllm", Points: 105, TPOTPct: 4.4, TTFTPct: 8.4, HeldOutPoints: 60, HeldOutTPOTPct: 3.7, HeldOutTTFTPct: 9},
+	{Source: "BLIS H100 runs", Protocol: "open-loop runs", Gated: true, Family: "Hopper", Engine: "vllm", Points: 14, TPOTPct: 6.5, TTFTPct: 5.1, HeldOutPoints: 12, HeldOutTPOTPct: 6.5, HeldOutTTFTPct: 5.1},
+	{Source: "AIConfigurator silicon_sample, aiperf recipe", Protocol: "fixed-concurrency points", Gated: false, Family: "Blackwell", Engine: "trtllm", Points: 1, TPOTPct: 3.1, TTFTPct: 10.6, HeldOutPoints: 1, HeldOutTPOTPct: 3.1, HeldOutTTFTPct: 10.6},
+	{Source: "AIConfigurator silicon_sample, aiperf recipe", Protocol: "fixed-concurrency points", Gated: false, Family: "Hopper", Engine: "sglang", Points: 130, TPOTPct: 7.9, TTFTPct: 18.1, HeldOutPoints: 130, HeldOutTPOTPct: 7.9, HeldOutTTFTPct: 18.1},
+	{Source: "AIConfigurator silicon_sample, aiperf recipe", Protocol: "fixed-concurrency points", Gated: false, Family: "Hopper", Engine: "trtllm", Points: 357, TPOTPct: 11.7, TTFTPct: 33.3, HeldOutPoints: 357, HeldOutTPOTPct: 11.7, HeldOutTTFTPct: 33.3},
+	{Source: "AIConfigurator silicon_sample, aiperf recipe", Protocol: "fixed-concurrency points", Gated: false, Family: "Hopper", Engine: "vllm", Points: 114, TPOTPct: 10.1, TTFTPct: 36.3, HeldOutPoints: 114, HeldOutTPOTPct: 10.1, HeldOutTTFTPct: 36.3},
 }

@@ -23,7 +23,7 @@ func TestItem33_2ValidateJSON(t *testing.T) {
 		kernels = validation.Kernels()
 		return validation.Files{Doc: "# doc\n", JSON: []byte(`{"sources":[]}`)}, nil
 	}
-	defer func() { generate = validation.Generate; validation.SetKernels("curves") }()
+	defer func() { generate = validation.Generate; validation.SetKernels("default") }()
 	out := filepath.Join(t.TempDir(), "v.json")
 	for _, c := range []struct {
 		name     string
@@ -34,11 +34,12 @@ func TestItem33_2ValidateJSON(t *testing.T) {
 		fileText string
 	}{
 		{"unknown format", []string{"validate", "--format", "xml"}, `validate: --format: want text or json, got "xml"`, "", "", ""},
-		{"unknown kernels", []string{"validate", "--kernels", "tables"}, `validate: --kernels: want curves or aic, got "tables"`, "", "", ""}, // issue 33 item 3
-		{"text", []string{"validate"}, "", "# doc\n", "curves", ""},
-		{"json", []string{"validate", "--format", "json"}, "", `{"sources":[]}`, "curves", ""},
+		{"unknown kernels", []string{"validate", "--kernels", "tables"}, `validate: --kernels: want default, curves or aic, got "tables"`, "", "", ""}, // issue 33 item 3
+		{"text", []string{"validate"}, "", "# doc\n", "default", ""},
+		{"json", []string{"validate", "--format", "json"}, "", `{"sources":[]}`, "default", ""},
+		{"text under curves", []string{"validate", "--kernels", "curves"}, "", "# doc\n", "curves", ""},
 		{"json under aic", []string{"validate", "--format", "json", "--kernels", "aic"}, "", `{"sources":[]}`, "aic", ""},
-		{"json to a file", []string{"validate", "--format", "json", "-o", out}, "", "", "curves", `{"sources":[]}`},
+		{"json to a file", []string{"validate", "--format", "json", "-o", out}, "", "", "default", `{"sources":[]}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			kernels = ""

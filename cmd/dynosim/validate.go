@@ -24,10 +24,10 @@ func runValidate(args []string, stdout io.Writer) error {
 	fset.SetOutput(io.Discard)
 	out := fset.String("o", "", "write the report to `FILE` (default stdout)")
 	fmtFlag := fset.String("format", "text", "`text` (docs/validation.md) or json (per-source figures)")
-	kern := fset.String("kernels", "curves", "price every timing.type: default replay with `curves` (docs/validation.md) or aic (AIConfigurator's kernel tables)")
+	kern := fset.String("kernels", "default", "price every timing.type: default replay with the `default` timing (docs/validation.md: the kernel tables where measured, the curves elsewhere), curves or aic (the tables only)")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: dynosim validate [--format text|json] [--kernels curves|aic] [-o FILE]")
+			fmt.Fprintln(stdout, "usage: dynosim validate [--format text|json] [--kernels default|curves|aic] [-o FILE]")
 			return err
 		}
 		return usageError{fmt.Errorf("validate: %v", err)}

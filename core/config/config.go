@@ -230,7 +230,9 @@ type Timing struct {
 	Path          string  `yaml:"path" json:"path"`             // profile .npz
 	// Kernels prices type default's kernels from AIConfigurator's measured
 	// tables ("aic", timing/kernels; the curves where no table covers a
-	// shape) or the fitted curves ("curves", the default).
+	// shape; refused where AIC measured nothing of the GPU and engine) or
+	// the fitted curves ("curves"). Omitted: the tables where AIC measured
+	// the GPU under the engine, the curves elsewhere (issue 33 item 3).
 	Kernels string `yaml:"kernels" json:"kernels,omitempty"`
 }
 

@@ -26,11 +26,14 @@ engine:
 `
 }
 
-// TestItem33_3KernelsKnob: `timing.kernels: aic` prices the run from the
-// measured tables and says so in the deployment (timing_kernels); the
-// curves (the default, or `kernels: curves`) leave the report as before;
-// a front end without tables, a GPU without measurements or a timing type
-// the tables do not price are refused naming the key.
+// TestItem33_3KernelsKnob: the default timing prices a run from the
+// measured tables of its GPU and engine where AIC published them, exactly
+// as `timing.kernels: aic` does, and from the fitted curves elsewhere
+// (`kernels: curves`, a GPU AIC did not measure, a caller that gives no
+// tables), saying which in the deployment (timing_kernels) and, on the
+// curves, that the validation figures were the tables'; `kernels: aic`
+// where there is no table, or under a timing type the tables do not
+// price, is refused naming the key.
 func TestItem33_3KernelsKnob(t *testing.T) {
 	run := func(cfg string, withTables bool) (*schema.PoolDeployment, []byte, error) {
 		in := sim.Inputs{Config: []byte(cfg), ConfigName: "k.yaml"}
@@ -41,32 +44,51 @@ func TestItem33_3KernelsKnob(t *testing.T) {
 		if err != nil {
 			return nil, nil, err
 		}
+		// The label aside, two runs priced alike give the same report.
+		pool := rep.Deployment.Pools[0]
+		rep.Deployment.Pools[0].TimingKernels, rep.Deployment.Pools[0].Validation = "", ""
 		b, _ := json.Marshal(rep)
-		return &rep.Deployment.Pools[0], b, nil
+		return &pool, b, nil
 	}
-	_, base, err := run(kernelsConfig("h100_sxm", "{type: default}"), false)
-	if err != nil {
-		t.Fatal(err)
+	const onCurves = " (measured with AIConfigurator's kernel tables; this run is priced on the fitted curves)"
+	type priced struct {
+		pool   *schema.PoolDeployment
+		report []byte
 	}
-	_, curves, err := run(kernelsConfig("h100_sxm", "{type: default, kernels: curves}"), true)
-	if err != nil {
-		t.Fatal(err)
+	runs := map[string]priced{}
+	for _, tc := range []struct {
+		name, hardware, timing string
+		withTables             bool
+		kernels                string // want timing_kernels
+		curves                 bool   // want the validation's curves note
+	}{
+		{"default", "h100_sxm", "{type: default}", true, "aic vllm 0.24.0 h100_sxm", false},
+		{"aic", "h100_sxm", "{type: default, kernels: aic}", true, "aic vllm 0.24.0 h100_sxm", false},
+		{"curves", "h100_sxm", "{type: default, kernels: curves}", true, "curves", true},
+		{"default without tables", "h100_sxm", "{type: default}", false, "curves (no kernel tables were given to this run)", true},
+		{"default unmeasured", "rtx_4090", "{type: default}", true, "curves (AIConfigurator measured no kernels of rtx_4090 under vllm)", true},
+		{"curves unmeasured", "rtx_4090", "{type: default, kernels: curves}", true, "curves", true},
+		{"polynomial", "h100_sxm", "{type: polynomial}", true, "", false},
+	} {
+		pool, b, err := run(kernelsConfig(tc.hardware, tc.timing), tc.withTables)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if pool.TimingKernels != tc.kernels {
+			t.Errorf("%s: timing_kernels %q, want %q", tc.name, pool.TimingKernels, tc.kernels)
+		}
+		if got := strings.HasSuffix(pool.Validation, onCurves); got != tc.curves {
+			t.Errorf("%s: validation %q: curves note %v, want %v", tc.name, pool.Validation, got, tc.curves)
+		}
+		runs[tc.name] = priced{pool, b}
 	}
-	if !bytes.Equal(base, curves) {
-		t.Errorf("kernels: curves changed the report")
+	for _, same := range [][2]string{{"default", "aic"}, {"curves", "default without tables"}, {"default unmeasured", "curves unmeasured"}} {
+		if !bytes.Equal(runs[same[0]].report, runs[same[1]].report) {
+			t.Errorf("%s and %s priced differently", same[0], same[1])
+		}
 	}
-	pool, aic, err := run(kernelsConfig("h100_sxm", "{type: default, kernels: aic}"), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pool.TimingKernels != "aic vllm 0.24.0 h100_sxm" {
-		t.Errorf("timing_kernels %q", pool.TimingKernels)
-	}
-	if !strings.HasSuffix(pool.Validation, " (measured with kernels: curves)") {
-		t.Errorf("validation %q does not say it was measured on the curves", pool.Validation)
-	}
-	if bytes.Equal(base, aic) {
-		t.Errorf("kernels: aic priced nothing differently")
+	if bytes.Equal(runs["default"].report, runs["curves"].report) {
+		t.Errorf("the default priced nothing differently from the curves")
 	}
 	for _, tc := range []struct {
 		cfg        string

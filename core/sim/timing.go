@@ -87,12 +87,52 @@ func buildRoofline(cfg *config.Config, p string, role *config.Role, in Inputs) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", hwPath, err)
 	}
-	if role.Timing.Kernels == "aic" {
-		if err := useKernelTable(r, p, hardware, cmp.Or(cfg.Engine.Backend, "vllm"), in); err != nil {
+	backend := cmp.Or(cfg.Engine.Backend, "vllm")
+	switch kind, _ := timingOf(role, in); {
+	case role.Timing.Kernels == "aic":
+		if err := useKernelTable(r, p, hardware, backend, in); err != nil {
+			return nil, err
+		}
+	case role.Timing.Kernels == "" && kind == "default":
+		if err := measuredKernels(r, p, hardware, backend, in); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// measuredKernels is the default timing's first source (issue 33 item 3):
+// the measured kernel table of the role's GPU and engine where AIC
+// published one, the fitted curves otherwise (deployment labels which).
+// A table that could not be read (the page has not fetched it yet: its
+// loader asks for it through this error) fails the run.
+func measuredKernels(r *timing.Roofline, p, hardware, backend string, in Inputs) error {
+	if in.KernelTable == nil {
+		return nil
+	}
+	t, err := in.KernelTable(timing.KernelTableGPU(hardware), backend)
+	if err != nil {
+		return fmt.Errorf("%s.timing.kernels: %w", p, err)
+	}
+	if t == nil {
+		return nil
+	}
+	if err := r.UseKernelTable(t); err != nil {
+		return fmt.Errorf("%s.timing.kernels: %w", p, err)
+	}
+	return nil
+}
+
+// curvesWhy says why a default-timing pool is priced on the fitted curves.
+func curvesWhy(cfg *config.Config, r role, in Inputs) string {
+	switch {
+	case r.Timing.Kernels == "curves":
+		return "" // asked for
+	case in.KernelTable == nil:
+		return " (no kernel tables were given to this run)"
+	}
+	hw := cmp.Or(r.Hardware, cfg.Engine.Hardware)
+	return fmt.Sprintf(" (AIConfigurator measured no kernels of %s under %s)", hw, cmp.Or(cfg.Engine.Backend, "vllm"))
 }
 
 // useKernelTable binds the measured kernel table of the role's GPU and
@@ -280,11 +320,14 @@ func deployment(cfg *config.Config, r role, in Inputs, roof *timing.Roofline, ec
 		GPUBytes: fit.GPUBytes, WeightsBytes: fit.WeightsBytes, KVBytes: fit.KVBytes, ReserveBytes: fit.ReserveBytes,
 		FreeBytes: fit.FreeBytes, Fits: fit.Fits(),
 	}
-	if r.Timing.Kernels == "aic" && kind == "default" {
+	if kind == "default" {
 		d.TimingKernels = roof.KernelSource()
-		// The validation figures were measured with the fitted curves
-		// (docs/timing.md gives the tables' own).
-		d.Validation += " (measured with kernels: curves)"
+		if d.TimingKernels == "curves" {
+			d.TimingKernels += curvesWhy(cfg, r, in)
+			// The validation figures are the default timing's: the
+			// tables wherever a source's GPU and engine were measured.
+			d.Validation += " (measured with AIConfigurator's kernel tables; this run is priced on the fitted curves)"
+		}
 	}
 	if d.Fits {
 		return d, "", nil

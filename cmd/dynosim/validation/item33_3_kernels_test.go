@@ -6,12 +6,13 @@ import (
 	"testing"
 )
 
-// TestItem33_3ValidateKernels: `dynosim validate --kernels aic` reaches the
+// TestItem33_3ValidateKernels: `dynosim validate --kernels` reaches the
 // replays (one AIConfigurator point's predicted TPOT moves off the
-// curves'), the JSON and the text name the choice, and an unknown value is
-// refused.
+// curves' under aic, and the default timing prices it as aic does: AIC
+// measured its GPU and engine), the JSON and the text name the choice, and
+// an unknown value is refused.
 func TestItem33_3ValidateKernels(t *testing.T) {
-	defer func() { kernelsMode = "curves" }()
+	defer func() { kernelsMode = "default" }()
 	pts, err := AICPoints()
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +29,8 @@ func TestItem33_3ValidateKernels(t *testing.T) {
 	}
 	tpot := map[string]float64{}
 	for _, tc := range []struct{ kernels, json, text string }{
-		{"curves", `"kernels": "curves"`, ""},
+		{"default", `"kernels": "default"`, ""},
+		{"curves", `"kernels": "curves"`, "`timing.kernels: curves`"},
 		{"aic", `"kernels": "aic"`, "`timing.kernels: aic`"},
 	} {
 		if err := SetKernels(tc.kernels); err != nil {
@@ -58,12 +60,12 @@ func TestItem33_3ValidateKernels(t *testing.T) {
 	if r := Run(q); r.Err == nil || !strings.Contains(r.Err.Error(), "timing.kernels") {
 		t.Errorf("rtx_4090 under aic: %v, want a refusal naming timing.kernels", r.Err)
 	}
-	if tpot["curves"] == tpot["aic"] {
-		t.Errorf("%s: TPOT %.4f ms under both curves and aic: the flag did not reach the replay", p.ID, tpot["aic"])
+	if tpot["curves"] == tpot["aic"] || tpot["default"] != tpot["aic"] {
+		t.Errorf("%s: TPOT %.4f ms (default), %.4f (curves), %.4f (aic): want the default aic's, apart from the curves'", p.ID, tpot["default"], tpot["curves"], tpot["aic"])
 	}
 	t.Logf("%s: TPOT %.4f ms (curves) vs %.4f ms (aic)", p.ID, tpot["curves"], tpot["aic"])
 	for _, bad := range []string{"", "AIC", "tables"} {
-		if err := SetKernels(bad); err == nil || !strings.Contains(err.Error(), "curves or aic") {
+		if err := SetKernels(bad); err == nil || !strings.Contains(err.Error(), "default, curves or aic") {
 			t.Errorf("SetKernels(%q) = %v, want a refusal", bad, err)
 		}
 	}

@@ -155,10 +155,11 @@ type PoolDeployment struct {
 	// TimingProfile names the .npz a profile timing was read from (--profile,
 	// an uploaded profile or timing.path); absent under the other timings.
 	TimingProfile string `json:"timing_profile,omitempty"`
-	// TimingKernels names, under `timing.kernels: aic`, the measured kernel
-	// table that priced the pool and the parts that fell back to the fitted
-	// curves, e.g. "aic vllm 0.24.0 h100_sxm (curves: collectives)";
-	// absent on the curves.
+	// TimingKernels names, under timing type default, what priced the
+	// pool's kernels: the measured kernel table and the parts that fell
+	// back to the fitted curves, e.g. "aic vllm 0.24.0 h100_sxm (curves:
+	// collectives)", or "curves" with why when no table did; absent under
+	// the other timings.
 	TimingKernels string  `json:"timing_kernels,omitempty"`
 	Validation    string  `json:"validation"` // timing.Validation
 	Capacity      string  `json:"capacity"`   // default | fixed
