@@ -160,7 +160,7 @@ type BadgePool struct {
 // "default timing", "profile timing (perf_data.npz)", "default timing (aic
 // vllm 0.24.0 h100_sxm)".
 func timingLabel(p schema.PoolDeployment) string {
-	if p.TimingKernels != "" { // timing.kernels: aic (issue 33 item 3)
+	if p.TimingKernels != "" { // the kernel tables or curves of timing type default (issue 33 item 3)
 		return fmt.Sprintf("%s timing (%s)", p.Timing, p.TimingKernels)
 	}
 	if p.TimingProfile != "" {
