@@ -250,8 +250,12 @@ func ranWhat(r *parsedReport) string {
 	if len(pools) > 0 {
 		parts = append(parts, strings.Join(pools, " + "))
 	}
-	if t := unique(r.Deployment.Pools, func(p schema.PoolDeployment) string { return strings.TrimSuffix(timingLabel(p), " timing") }); len(t) > 0 {
-		parts = append(parts, strings.Join(t, "/")+" timing")
+	// The timing and its profile; the badge names the kernel source too.
+	if t := unique(r.Deployment.Pools, func(p schema.PoolDeployment) string {
+		p.TimingKernels = ""
+		return timingLabel(p)
+	}); len(t) > 0 {
+		parts = append(parts, strings.Join(t, ", "))
 	}
 	if r.Planner != nil {
 		parts = append(parts, "planner in the loop")

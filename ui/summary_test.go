@@ -158,6 +158,15 @@ func TestKPIsBadgeMemory(t *testing.T) {
 	if b := badgePools(r.Deployment); len(b) != 1 || b[0].GPU != "H100 SXM" || b[0].Timing != "default timing" || !strings.HasPrefix(b[0].Layout, "8 replicas × tensor 1 × attention-data 1") {
 		t.Errorf("badge %+v", b)
 	}
+	// What priced the kernels is the badge's detail; the status line says
+	// the timing type once (it said "default timing (aic …) timing").
+	r.Deployment.Pools[0].TimingKernels = "aic vllm 0.24.0 h100_sxm"
+	if got := ranWhat(r); got != "1,000 requests, 8 × H100 SXM, default timing" {
+		t.Errorf("ranWhat %q under the kernel tables", got)
+	}
+	if b := badgePools(r.Deployment); b[0].Timing != "default timing (aic vllm 0.24.0 h100_sxm)" {
+		t.Errorf("badge timing %q under the kernel tables", b[0].Timing)
+	}
 	m := memoryLines(r.Deployment)
 	if len(m) != 1 || !m[0].Fits || !strings.Contains(m[0].Text, "weights 15.0 GiB, KV cache 54.7 GiB") || !strings.Contains(m[0].Text, "free 8.0 GiB") {
 		t.Errorf("memory %+v", m)

@@ -25,15 +25,15 @@ let srv, host, browser, simOrigin, hostURL;
 // a trace where its knob matters).
 const frames = {
   "kv-pressure": { config: /blocks: 512/, sample: "synthetic", replicas: 4,
-    quoted: { num_preemptions: 36, rejected_requests: 114, median_ttft_ms: 6647.18, p99_ttft_ms: 29428.10 } },
+    quoted: { num_preemptions: 39, rejected_requests: 114, median_ttft_ms: 7926.02, p99_ttft_ms: 34738.44 } },
   "prefix-round-robin": { config: /policy: round_robin/, sample: "default", replicas: 8,
-    quoted: { prefix_cache_reused_ratio: 5.47, median_ttft_ms: 277.86, p99_ttft_ms: 5988.93 } },
+    quoted: { prefix_cache_reused_ratio: 5.47, median_ttft_ms: 289.52, p99_ttft_ms: 5846.07 } },
   "prefix-kv-router": { config: /policy: kv_router/, sample: "default", replicas: 8,
-    quoted: { prefix_cache_reused_ratio: 9.06, median_ttft_ms: 263.92, p99_ttft_ms: 4943.38 } },
+    quoted: { prefix_cache_reused_ratio: 11.33, median_ttft_ms: 262.16, p99_ttft_ms: 4826.36 } },
   "engine-vllm": { config: /backend: vllm/, sample: "synthetic", replicas: 4,
-    quoted: { median_ttft_ms: 366.95, p99_ttft_ms: 4452.17, p99_itl_ms: 227.01 } },
+    quoted: { median_ttft_ms: 383.42, p99_ttft_ms: 4367.08, p99_itl_ms: 240.09 } },
   "engine-sglang": { config: /backend: sglang/, sample: "synthetic", replicas: 4,
-    quoted: { median_ttft_ms: 364.84, p99_ttft_ms: 4276.01, p99_itl_ms: 14.92 } },
+    quoted: { median_ttft_ms: 399.45, p99_ttft_ms: 4952.74, p99_itl_ms: 16.14 } },
 };
 // near: within 0.5% (the summary shows rounded values, ratios in %).
 const near = (got, want) => Math.abs(got - want) <= Math.max(0.005 * Math.abs(want), 0.001);

@@ -140,7 +140,7 @@ test("what model is this: timing badge, memory fit per pool, warnings (1280 and 
     assert.match(badge, /Model llama-3\.1-8b, aggregated/);
     // The badge states the error of the source closest to the run: same GPU
     // family and engine, the protocol of its load (a trace replay: open loop).
-    assert.match(badge, /default timing roofline: median error [\d.]+ % TPOT, [\d.]+ % TTFT on \d+ public Hopper open-loop runs with vllm \(BLIS H100 runs; held out: [\d.]+ % TPOT, [\d.]+ % TTFT on \d+; docs\/validation\.md\)/);
+    assert.match(badge, /default timing \(aic vllm 0\.24\.0 h100_sxm\) roofline: median error [\d.]+ % TPOT, [\d.]+ % TTFT on \d+ public Hopper open-loop runs with vllm \(BLIS H100 runs; held out: [\d.]+ % TPOT, [\d.]+ % TTFT on \d+; docs\/validation\.md\)/);
     assert.match(badge, /GPU H100 SXM 2 replicas × tensor 1 × attention-data 1 \(1 GPU per worker\)/);
     const mem = await tid(page, "memory-fit").innerText();
     assert.match(mem, /^aggregated, per H100 SXM \(79\.6 GiB\): weights 15\.0 GiB, KV cache [\d.]+ GiB \([\d,]+ blocks of 64 tokens, capacity default\), reserve 2\.0 GiB, free [\d.]+ GiB$/);
