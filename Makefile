@@ -103,10 +103,12 @@ test-race: $(PROMETHEUS)
 TRACES ?= ../shared/traces
 
 # Profile-guided optimisation. cmd/dynosim/default.pgo is a CPU profile of the
-# whole-trace benchmarks: go build uses it for the CLI by itself, and the
-# simulator's wasm builds (page and Worker) name it. It makes the CLI about 7%
-# faster and the wasm 15% (more inlining matters more there, where every call
-# spills to Go's in-memory stack). `make pgo` refreshes it after core changes.
+# whole-trace benchmarks (core/sim -bench Trace; BenchmarkConversationTraceKernels
+# among them, so the kernel tables' hot paths are in it too): go build uses it
+# for the CLI by itself, and the simulator's wasm builds (page and Worker) name
+# it. It makes the CLI about 7% faster and the wasm 15% (more inlining matters
+# more there, where every call spills to Go's in-memory stack). `make pgo`
+# refreshes it after core changes.
 PGO := -pgo=$(CURDIR)/cmd/dynosim/default.pgo
 
 pgo:
