@@ -87,35 +87,39 @@ func buildRoofline(cfg *config.Config, p string, role *config.Role, in Inputs) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", hwPath, err)
 	}
-	backend := cmp.Or(cfg.Engine.Backend, "vllm")
-	switch kind, _ := timingOf(role, in); {
-	case role.Timing.Kernels == "aic":
-		if err := useKernelTable(r, p, hardware, backend, in); err != nil {
-			return nil, err
-		}
-	case role.Timing.Kernels == "" && kind == "default":
-		if err := measuredKernels(r, p, hardware, backend, in); err != nil {
+	// timing.kernels: aic insists on the table; omitted, the default timing
+	// takes it where one exists (issue 33 item 3).
+	kind, _ := timingOf(role, in)
+	if k := role.Timing.Kernels; k == "aic" || k == "" && kind == "default" {
+		if err := useKernelTable(r, p, hardware, cmp.Or(cfg.Engine.Backend, "vllm"), in, k == "aic"); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
 }
 
-// measuredKernels is the default timing's first source (issue 33 item 3):
-// the measured kernel table of the role's GPU and engine where AIC
-// published one, the fitted curves otherwise (deployment labels which).
-// A table that could not be read (the page has not fetched it yet: its
-// loader asks for it through this error) fails the run.
-func measuredKernels(r *timing.Roofline, p, hardware, backend string, in Inputs) error {
+// useKernelTable binds the measured kernel table of the role's GPU and
+// engine to its roofline. Without one the pool stays on the fitted
+// curves (deployment labels why), unless required (`timing.kernels:
+// aic`), which is refused rather than silently priced on the curves. A
+// table that could not be read fails the run: the page's loader asks for
+// a table it has not fetched yet through that error.
+func useKernelTable(r *timing.Roofline, p, hardware, backend string, in Inputs, required bool) error {
 	if in.KernelTable == nil {
-		return nil
+		if !required {
+			return nil
+		}
+		return fmt.Errorf("%s.timing.kernels: aic: no kernel tables were given to this run (the CLI embeds them, the page and the Worker fetch them; a caller of core/sim passes Inputs.KernelTable)", p)
 	}
 	t, err := in.KernelTable(timing.KernelTableGPU(hardware), backend)
 	if err != nil {
 		return fmt.Errorf("%s.timing.kernels: %w", p, err)
 	}
 	if t == nil {
-		return nil
+		if !required {
+			return nil
+		}
+		return fmt.Errorf("%s.timing.kernels: aic: AIConfigurator measured no kernels of %s under %s; use kernels: curves", p, hardware, backend)
 	}
 	if err := r.UseKernelTable(t); err != nil {
 		return fmt.Errorf("%s.timing.kernels: %w", p, err)
@@ -133,27 +137,6 @@ func curvesWhy(cfg *config.Config, r role, in Inputs) string {
 	}
 	hw := cmp.Or(r.Hardware, cfg.Engine.Hardware)
 	return fmt.Sprintf(" (AIConfigurator measured no kernels of %s under %s)", hw, cmp.Or(cfg.Engine.Backend, "vllm"))
-}
-
-// useKernelTable binds the measured kernel table of the role's GPU and
-// engine to its roofline (`timing.kernels: aic`, issue 33 item 3); without
-// one the key is refused rather than silently priced on the curves.
-func useKernelTable(r *timing.Roofline, p, hardware, backend string, in Inputs) error {
-	gpu := timing.KernelTableGPU(hardware)
-	if in.KernelTable == nil {
-		return fmt.Errorf("%s.timing.kernels: aic: no kernel tables were given to this run (the CLI embeds them, the page and the Worker fetch them; a caller of core/sim passes Inputs.KernelTable)", p)
-	}
-	t, err := in.KernelTable(gpu, backend)
-	if err != nil {
-		return fmt.Errorf("%s.timing.kernels: %w", p, err)
-	}
-	if t == nil {
-		return fmt.Errorf("%s.timing.kernels: aic: AIConfigurator measured no kernels of %s under %s; use kernels: curves", p, hardware, backend)
-	}
-	if err := r.UseKernelTable(t); err != nil {
-		return fmt.Errorf("%s.timing.kernels: %w", p, err)
-	}
-	return nil
 }
 
 // timingOf is the timing that prices role's passes and, for a profile,
