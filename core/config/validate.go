@@ -372,8 +372,10 @@ func (c *Config) validateRole(path string, r *Role) error {
 		return fmt.Errorf("%s.timing: prefill_ms and decode_ms must be ≤ %.0f (100 years)", path, timing.HorizonMs)
 	case r.StartupSeconds < 0:
 		return fmt.Errorf("%s.startup_seconds: must be ≥ 0", path)
-	case tm.Kernels == "aic" && tm.Type != "default":
-		return fmt.Errorf("%s.timing.kernels: aic prices timing type default, not %s", path, tm.Type)
+	case tm.Kernels != "" && tm.Type != "default":
+		// Only the roofline has kernels to price: under another timing the
+		// key would be accepted and do nothing.
+		return fmt.Errorf("%s.timing.kernels: %s prices timing type default, not %s", path, tm.Kernels, tm.Type)
 	}
 	if c.Engine.Backend == "sglang" {
 		if err := r.SGLang.validate(path); err != nil {

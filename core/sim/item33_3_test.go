@@ -98,6 +98,7 @@ func TestItem33_3KernelsKnob(t *testing.T) {
 		{kernelsConfig("h100_sxm", "{type: default, kernels: aic}"), false, "timing.kernels: aic: no kernel tables were given"},
 		{kernelsConfig("rtx_4090", "{type: default, kernels: aic}"), true, "timing.kernels: aic: AIConfigurator measured no kernels of rtx_4090 under vllm"},
 		{kernelsConfig("h100_sxm", "{type: polynomial, kernels: aic}"), true, "timing.kernels: aic prices timing type default, not polynomial"},
+		{kernelsConfig("h100_sxm", "{type: fixed, prefill_ms: 1, decode_ms: 1, kernels: curves}"), true, "timing.kernels: curves prices timing type default, not fixed"},
 		{kernelsConfig("h100_sxm", "{type: default, kernels: measured}"), true, `timing.kernels: must be one of curves, aic, got "measured"`},
 	} {
 		if _, _, err := run(tc.cfg, tc.withTables); err == nil || !strings.Contains(err.Error(), tc.want) {
