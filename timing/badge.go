@@ -58,6 +58,13 @@ func closest(gpu, engine, load string) (SourceValidation, bool) {
 	return best, found
 }
 
+// Validated reports whether Validation states measured figures for the
+// default timing on gpu under engine and load (a source closest to it).
+func Validated(gpu, engine, load string) bool {
+	_, ok := closest(gpu, engine, load)
+	return ok
+}
+
 // Validation says, for a timing type on a GPU under an engine and a load
 // type, how far its predictions can be trusted; the page shows it as the
 // timing badge. The default timing states the error of the public source

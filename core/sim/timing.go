@@ -307,9 +307,12 @@ func deployment(cfg *config.Config, r role, in Inputs, roof *timing.Roofline, ec
 		d.TimingKernels = roof.KernelSource()
 		if d.TimingKernels == "curves" {
 			d.TimingKernels += curvesWhy(cfg, r, in)
-			// The validation figures are the default timing's: the
-			// tables wherever a source's GPU and engine were measured.
-			d.Validation += " (measured with AIConfigurator's kernel tables; this run is priced on the fitted curves)"
+			// The validation figures, where there are any, are the
+			// default timing's: the tables wherever a source's GPU and
+			// engine were measured.
+			if timing.Validated(roof.GPU.Name, cfg.Engine.Backend, cfg.Traffic.Load.Type) {
+				d.Validation += " (measured with AIConfigurator's kernel tables; this run is priced on the fitted curves)"
+			}
 		}
 	}
 	if d.Fits {
